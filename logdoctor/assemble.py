@@ -1,0 +1,397 @@
+"""Records to events: tracebacks, bare exception lines and single records, one state per stream.
+
+The API server, the engine core and the workers write into one log at once, so lines of different
+processes interleave. Each stream (source x container stream x process x logger-or-raw) has its own
+state. Two kinds of stream:
+
+* logger streams: records with vLLM's level header. `logger.exception(...)` repeats the identical header
+  on every physical line of the record, so consecutive lines with the same header are one record, and a
+  traceback inside it belongs to it (`ERROR ... EngineCore failed to start.` + `Traceback ...`).
+* raw streams: everything else (uncaught tracebacks on stderr, multiprocessing dumps, prints). Here a
+  small state machine, written as a transition table, decides where a traceback ends.
+
+An event is complete when the next line of its stream cannot continue it, at flush(), or when its stream
+has been quiet for `quiet` seconds (tick), so a diagnosis never waits for the next log line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Literal
+
+from logdoctor.records import Record
+
+MAX_EVENT_HEAD = 200  # lines kept from the start of a huge event
+MAX_EVENT_TAIL = 2000  # and from its end: the exception lines are at the end of a traceback
+MAX_FRAMES = 200  # innermost frames kept per exception
+MAX_MESSAGE_CHARS = 64 * 1024
+# Raw continuation lines accepted after an exception line that are neither indented nor pydantic's:
+# Python prints multi-line messages unindented, but so does whatever prints next.
+MAX_UNINDENTED_CONTINUATION = 12
+
+_TB_START = re.compile(r"Traceback \(most recent call last\):\s*")
+_FRAME = re.compile(r'\s+File "(?P<file>.+?)", line (?P<line>\d+)(?:, in (?P<func>.+?))?\s*')
+_CHAIN = re.compile(
+    r"(?:During handling of the above exception, another exception occurred"
+    r"|The above exception was the direct cause of the following exception):\s*"
+)
+_EXCEPTION_LINE = re.compile(r"(?P<type>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)(?::(?: ?(?P<msg>.*))?)?")
+# An exception line met outside a traceback: the type must look like one.
+_BARE_EXCEPTION = re.compile(
+    r"(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Interrupt|Exit|Fault))(?:: (?P<msg>.*)|:)?"
+)
+_PREAMBLE = re.compile(r"(?:Process [\w.-]+|Exception in thread .+|Exception in callback .+):\s*")
+# Lines that start something new, so they never continue an exception message.
+_NEW_THING = re.compile(
+    r"Traceback \(|Process [\w.-]+:|\[|\w[\w/.-]*\.py:\d+: \w*Warning|(?:INFO|WARNING|ERROR|DEBUG|CRITICAL)\b"
+)
+_PYDANTIC_TYPE = re.compile(r"\[type=[\w.]+")
+_PYDANTIC_KIND = {"Value error, ": "ValueError", "Assertion failed, ": "AssertionError"}
+
+LineKind = Literal["tb_start", "frame", "chain", "blank", "indented", "other"]
+
+
+def classify(message: str) -> LineKind:
+    if not message or message.isspace():
+        return "blank"
+    first = message[0]
+    if first in " \t":
+        return "frame" if _FRAME.fullmatch(message) else "indented"
+    if first == "T" and _TB_START.fullmatch(message):
+        return "tb_start"
+    if first in "DT" and _CHAIN.fullmatch(message):
+        return "chain"
+    return "other"
+
+
+@dataclass(slots=True)
+class Frame:
+    file: str
+    line: int
+    function: str
+    code: str | None = None
+    records: list[Record] = field(default_factory=list)  # the `File ...` line and its source line
+
+    @property
+    def in_vllm(self) -> bool:
+        return "/vllm/" in self.file or self.file.startswith("vllm/")
+
+
+@dataclass(slots=True)
+class RaisedException:
+    """One exception of a traceback (a chained traceback has several, the original cause first)."""
+
+    type: str  # as printed: `torch.OutOfMemoryError`; "" when no exception line was seen
+    message: str
+    record: Record | None = None  # the line that carries `Type: message`
+    frames: list[Frame] = field(default_factory=list)
+    frames_dropped: int = 0
+    records: list[Record] = field(default_factory=list)  # the exception line and its continuation lines
+
+    @property
+    def short_type(self) -> str:
+        return self.type.rsplit(".", 1)[-1]
+
+    @property
+    def type_names(self) -> set[str]:
+        """Every name a pattern's `exception` list may use for this exception."""
+        names = {self.type, self.short_type}
+        if self.short_type == "ValidationError":
+            # vLLM's configs are pydantic dataclasses: a ValueError or assert in a validator is rendered
+            # as a ValidationError whose detail line says which it was.
+            for marker, kind in _PYDANTIC_KIND.items():
+                if marker in self.message:
+                    names.add(kind)
+        return names
+
+    @property
+    def innermost_vllm_frame(self) -> Frame | None:
+        for frame in reversed(self.frames):
+            if frame.in_vllm:
+                return frame
+        return None
+
+    @property
+    def summary(self) -> str:
+        """The message reduced to what identifies it: for pydantic, the detail line's own message."""
+        for line in self.message.splitlines():
+            stripped = line.strip()
+            for marker in _PYDANTIC_KIND:
+                if stripped.startswith(marker):
+                    return _PYDANTIC_TYPE.split(stripped[len(marker) :])[0].rstrip(" [")
+        return self.message.splitlines()[0] if self.message else ""
+
+
+EventKind = Literal["traceback", "exception", "record"]
+
+
+@dataclass(slots=True)
+class Event:
+    kind: EventKind
+    record: Record  # the first line: the log record carrying the traceback, or the single record
+    head: list[Record] = field(default_factory=list)
+    tail: deque[Record] = field(default_factory=lambda: deque(maxlen=MAX_EVENT_TAIL))
+    exceptions: list[RaisedException] = field(default_factory=list)
+    preamble: Record | None = None  # `Process EngineCore:` / `Exception in thread ...:`
+    lines_dropped: int = 0
+    logged: bool = False  # the traceback sits inside a vLLM log record (logger.exception and friends)
+
+    def add(self, record: Record) -> None:
+        if len(self.head) < MAX_EVENT_HEAD:
+            self.head.append(record)
+            return
+        if len(self.tail) == self.tail.maxlen:
+            self.lines_dropped += 1
+        self.tail.append(record)
+
+    @property
+    def records(self) -> list[Record]:
+        return self.head + list(self.tail)
+
+    @property
+    def first_line(self) -> int:
+        return (self.preamble or self.record).line.number
+
+    @property
+    def last_line(self) -> int:
+        return (self.tail[-1] if self.tail else self.head[-1]).line.number
+
+    @property
+    def truncated(self) -> bool:
+        return self.lines_dropped > 0 or any(r.line.truncated for r in self.head)
+
+
+class _TracebackReader:
+    """Builds the exceptions of one event line by line and says whether a raw line continues it.
+
+    States: intro (the record's own message, before any traceback), frames, exception, exc_blank, chain.
+    """
+
+    # (state, line kind) -> next state. Pairs not listed end the event (in raw streams).
+    TRANSITIONS: dict[tuple[str, LineKind], str] = {
+        ("intro", "tb_start"): "frames",
+        ("frames", "frame"): "frames",
+        ("frames", "indented"): "frames",  # source lines, 3.11+ carets, "[Previous line repeated ...]"
+        ("frames", "blank"): "frames",
+        ("frames", "other"): "exception",  # the exception line, with or without a colon
+        ("exception", "indented"): "exception",  # pydantic details, notes, indented message lines
+        ("exception", "blank"): "exc_blank",
+        ("exception", "chain"): "chain",
+        ("exc_blank", "chain"): "chain",
+        ("exc_blank", "blank"): "exc_blank",
+        ("chain", "blank"): "chain",
+        ("chain", "tb_start"): "frames",
+    }
+
+    def __init__(self, event: Event, state: str) -> None:
+        self.event = event
+        self.state = state
+        self.current: RaisedException | None = None
+        self.unindented = 0
+        self.pydantic_open = False  # a pydantic detail message is still waiting for its `[type=...]`
+        # Frames come before the exception line they belong to; they wait here until it appears.
+        self._frames: list[Frame] = []
+        self._dropped = 0
+
+    def start_exception(self, record: Record | None, type_name: str, message: str) -> None:
+        self.current = RaisedException(type_name, message, record)
+        if record is not None:
+            self.current.records.append(record)
+        self.event.exceptions.append(self.current)
+        self.unindented = 0
+
+    def continues(self, record: Record) -> bool:
+        """Would this raw line continue the event? (Logger groups do not ask: the header decides.)"""
+        kind = classify(record.message)
+        if (self.state, kind) in self.TRANSITIONS:
+            return True
+        if self.state == "exception" and kind == "other":
+            if self.pydantic_open:
+                return True
+            return self.unindented < MAX_UNINDENTED_CONTINUATION and not _NEW_THING.match(record.message)
+        return False
+
+    def add(self, record: Record) -> None:
+        message = record.message
+        kind = classify(message)
+        next_state = self.TRANSITIONS.get((self.state, kind))
+        if next_state is None:
+            # Only reached inside a logger group, or for an accepted unindented continuation line.
+            if self.state == "exception" and kind == "other":
+                self._extend_message(record, indented=False)
+            elif kind == "tb_start":
+                self.state = "frames"
+            elif self.state == "intro" and kind == "other":
+                # `ERROR ... ValueError: msg` logged without a traceback is an exception all the same.
+                match = _BARE_EXCEPTION.fullmatch(message)
+                if match:
+                    self.start_exception(record, match["type"], match["msg"] or "")
+                    self.state = "exception"
+            return
+        previous, self.state = self.state, next_state
+        if next_state == "frames" and kind == "tb_start":
+            self.current = None
+        elif kind == "frame":
+            self._add_frame(record)
+        elif kind == "indented" and previous == "frames":
+            self._add_code(record)
+        elif previous == "frames" and next_state == "exception":
+            match = _EXCEPTION_LINE.fullmatch(message)
+            if match:
+                self.start_exception(record, match["type"], match["msg"] or "")
+            else:
+                self.start_exception(record, "", message)
+            self._carry_frames()
+            self.pydantic_open = False
+        elif kind == "indented" and next_state == "exception":
+            self._extend_message(record, indented=True)
+
+    def _add_frame(self, record: Record) -> None:
+        match = _FRAME.fullmatch(record.message)
+        if not match:
+            return
+        frames = self._frames
+        frames.append(Frame(match["file"], int(match["line"]), match["func"] or "", None, [record]))
+        if len(frames) > MAX_FRAMES:
+            del frames[0]
+            self._dropped += 1
+
+    def _add_code(self, record: Record) -> None:
+        frames = self._frames
+        stripped = record.message.strip()
+        if frames and frames[-1].code is None and stripped and not set(stripped) <= {"^", "~"}:
+            frames[-1].code = stripped
+            frames[-1].records.append(record)
+
+    def _carry_frames(self) -> None:
+        if self.current is not None:
+            self.current.frames = self._frames
+            self.current.frames_dropped = self._dropped
+        self._frames, self._dropped = [], 0
+
+    def finish(self) -> None:
+        """A traceback cut off before its exception line still reports its frames."""
+        if self._frames:
+            self.start_exception(None, "", "")
+            self._carry_frames()
+
+    def _extend_message(self, record: Record, indented: bool) -> None:
+        exc = self.current
+        if exc is None:
+            return
+        message = record.message
+        if not indented:
+            self.unindented += 1
+        if len(exc.message) < MAX_MESSAGE_CHARS:
+            exc.message = f"{exc.message}\n{message}" if exc.message else message
+            exc.records.append(record)
+        stripped = message.strip()
+        if exc.short_type == "ValidationError":
+            if any(stripped.startswith(marker) for marker in _PYDANTIC_KIND) or self.pydantic_open:
+                self.pydantic_open = _PYDANTIC_TYPE.search(message) is None
+            if stripped.startswith("For further information visit"):
+                self.pydantic_open = False
+
+
+@dataclass(slots=True)
+class _Open:
+    event: Event
+    reader: _TracebackReader
+    header: tuple[object, ...] | None  # logger groups: the header every line of the group repeats
+    last_seen: float
+
+
+StreamKey = tuple[object, ...]
+
+
+class Assembler:
+    """feed(record) -> events completed by it; tick(now) / flush() -> events completed by time / EOF."""
+
+    def __init__(self, quiet: float = 0.5) -> None:
+        self.quiet = quiet
+        self._open: dict[StreamKey, _Open] = {}
+        self._preambles: dict[StreamKey, Record] = {}
+
+    def feed(self, record: Record, now: float = 0.0) -> list[Event]:
+        done: list[Event] = []
+        logger = record.kind == "vllm"
+        key: StreamKey = (
+            record.line.source,
+            record.line.stream,
+            record.process,
+            record.pid,
+            logger,
+        )
+        current = self._open.get(key)
+        if current is not None:
+            if self._continues(current, record):
+                current.event.add(record)
+                current.reader.add(record)
+                current.last_seen = now
+                return done
+            done.append(self._close(key))
+        started = self._start(key, record, logger, now)
+        if started is not None:
+            done.append(started)
+        return done
+
+    def tick(self, now: float) -> list[Event]:
+        stale = [key for key, item in self._open.items() if now - item.last_seen >= self.quiet]
+        return [self._close(key) for key in stale]
+
+    def flush(self) -> list[Event]:
+        return [self._close(key) for key in list(self._open)]
+
+    @property
+    def pending(self) -> bool:
+        return bool(self._open)
+
+    def _continues(self, current: _Open, record: Record) -> bool:
+        if current.header is not None:
+            return record.header == current.header
+        return current.reader.continues(record)
+
+    def _close(self, key: StreamKey) -> Event:
+        item = self._open.pop(key)
+        item.reader.finish()
+        event = item.event
+        if event.kind == "record" and event.exceptions:
+            event.kind = "traceback"
+        return event
+
+    def _start(self, key: StreamKey, record: Record, logger: bool, now: float) -> Event | None:
+        """Open an event for a record that can start one; return single-record events at once."""
+        message = record.message
+        kind = classify(message)
+        preamble = self._preambles.pop(key, None)
+        if logger:
+            # WARNING and above can carry a traceback on the following lines of the same record.
+            if record.level in ("WARNING", "ERROR", "CRITICAL") or kind == "tb_start":
+                event = Event("record", record, logged=True)
+                reader = _TracebackReader(event, "intro")
+                self._open[key] = _Open(event, reader, record.header, now)
+                event.add(record)
+                reader.add(record)
+                return None
+            return Event("record", record, [record])
+        if kind == "tb_start":
+            event = Event("traceback", record, preamble=preamble)
+            reader = _TracebackReader(event, "intro")
+        else:
+            match = _BARE_EXCEPTION.fullmatch(message) if kind == "other" else None
+            if match is None:
+                if _PREAMBLE.fullmatch(message):
+                    self._preambles[key] = record
+                return Event("record", record, [record])
+            event = Event("exception", record, preamble=preamble)
+            reader = _TracebackReader(event, "exception")
+            reader.start_exception(record, match["type"], match["msg"] or "")
+            event.add(record)
+            self._open[key] = _Open(event, reader, None, now)
+            return None
+        self._open[key] = _Open(event, reader, None, now)
+        event.add(record)
+        reader.add(record)
+        return None

@@ -1,0 +1,208 @@
+"""Events to findings: which pattern explains an event, what its fix says, and which finding of a launch
+is the root cause."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from logdoctor.assemble import Event, RaisedException
+from logdoctor.library.matcher import Library, Match
+from logdoctor.model import SEVERITY_ORDER, ErrorInfo, EvidenceLine, Finding, Fix
+from logdoctor.records import Record
+
+UNRECOGNIZED = "unrecognized"
+MAX_EVIDENCE_LINES = 40
+MAX_ERROR_MESSAGE = 4000
+
+_PLACEHOLDER = re.compile(r"\{(\w+)(?:\|([^{}]*))?\}")
+_DIGITS = re.compile(r"\d+")
+# Frames that show a traceback ended a process, not a request: the script's top level, a
+# multiprocessing child's bootstrap, a thread's run.
+_FATAL_FRAME = re.compile(r"<module>|_bootstrap(?:_inner)?|run_engine_core|worker_main|run_worker")
+ROLE_ORDER = {"cause": 0, "consequence": 1, "wrapper": 2, "benign": 3}
+
+
+def render(template: str, captures: dict[str, str]) -> str:
+    """Fill `{name}` / `{name|fallback}` from a pattern's captures."""
+
+    def fill(match: re.Match[str]) -> str:
+        value = captures.get(match[1])
+        if value is not None:
+            return value
+        return match[2] if match[2] is not None else f"<{match[1]}>"
+
+    return _PLACEHOLDER.sub(fill, template)
+
+
+def diagnose(event: Event, library: Library, launch: int) -> Finding | None:
+    """The finding an event amounts to, or None when it is not an error and no pattern knows it."""
+    if event.exceptions:
+        return _diagnose_exceptions(event, library, launch)
+    match = library.match_line(event.record)
+    if match is not None:
+        return _finding(event, match, launch, _event_severity(event, match.pattern.severity))
+    if event.record.level in ("ERROR", "CRITICAL"):
+        severity = "error" if event.record.level == "CRITICAL" else "warning"
+        return _unrecognized(event, None, launch, severity)
+    return None
+
+
+def _diagnose_exceptions(event: Event, library: Library, launch: int) -> Finding:
+    # Chained exceptions print the original first. The original is the root cause unless only a later
+    # one is recognised (a KeyboardInterrupt raised while handling a misleading AttributeError).
+    matches = [m for m in (library.match_exception(e, event) for e in event.exceptions) if m is not None]
+    if event.logged:
+        intro = library.match_line(event.record)
+        if intro is not None:
+            matches.append(intro)
+    causes = [m for m in matches if m.pattern.role != "wrapper"]
+    chosen = (causes or matches or [None])[0]
+    if chosen is not None:
+        return _finding(event, chosen, launch, _event_severity(event, chosen.pattern.severity))
+    original = next((e for e in event.exceptions if e.type), event.exceptions[0])
+    return _unrecognized(event, original, launch, "error" if _is_fatal(event) else "warning")
+
+
+def _event_severity(event: Event, severity: str) -> str:
+    # A traceback that vLLM logged as a WARNING is something vLLM recovered from.
+    if event.logged and event.record.level in ("WARNING", "INFO", "DEBUG") and severity == "error":
+        return "warning"
+    return severity
+
+
+def _is_fatal(event: Event) -> bool:
+    if event.logged:
+        return event.record.level in ("ERROR", "CRITICAL")
+    if event.preamble is not None and event.preamble.message.startswith("Process "):
+        return True
+    if event.kind == "exception":
+        return False
+    return any(_FATAL_FRAME.fullmatch(f.function) for e in event.exceptions for f in e.frames[:3])
+
+
+def _finding(event: Event, match: Match, launch: int, severity: str) -> Finding:
+    pattern = match.pattern
+    captures = match.captures
+    fix = pattern.fix
+    exc = match.exception
+    return Finding(
+        rule=pattern.id,
+        severity=severity,  # type: ignore[arg-type]
+        role=pattern.role,
+        title=render(pattern.title, captures),
+        primary=False,
+        source=event.record.line.source,
+        lines=(event.first_line, event.last_line),
+        launch=launch,
+        process=_process(event, match.record),
+        error=_error_info(exc, match.record),
+        explanation=render(pattern.explanation.strip(), captures),
+        fix=Fix(summary=render(fix.summary, captures), steps=[render(s, captures) for s in fix.steps]),
+        evidence=_evidence(event, exc, match.record),
+        captures=captures,
+        docs=pattern.docs,
+        truncated=event.truncated,
+    )
+
+
+def _unrecognized(event: Event, exc: RaisedException | None, launch: int, severity: str) -> Finding:
+    record = exc.record if exc is not None and exc.record is not None else event.record
+    error = _error_info(exc, record)
+    where = ""
+    if exc is not None:
+        frame = exc.innermost_vllm_frame or (exc.frames[-1] if exc.frames else None)
+        if frame is not None:
+            code = f": `{frame.code}`" if frame.code else ""
+            where = f" It was raised in {frame.file}, line {frame.line}, in {frame.function}{code}."
+    label = f"{error.type}: {error.message}" if error.type else error.message
+    first_line = label.splitlines()[0] if label else "(empty message)"
+    return Finding(
+        rule=UNRECOGNIZED,
+        severity=severity,  # type: ignore[arg-type]
+        title=f"Unrecognized error: {_shorten(first_line, 120)}",
+        primary=False,
+        source=event.record.line.source,
+        lines=(event.first_line, event.last_line),
+        launch=launch,
+        process=_process(event, record),
+        error=error,
+        explanation=f"logdoctor's pattern library does not know this error.{where}",
+        fix=Fix(
+            summary="No known fix: read the error above and search vLLM's issues for its message.",
+            steps=[
+                "Search https://github.com/vllm-project/vllm/issues for the error message.",
+                "Rerun with VLLM_LOGGING_LEVEL=DEBUG for more context around the failure.",
+                "If you find the cause, add a pattern for it (`logdoctor explain` shows the format).",
+            ],
+        ),
+        evidence=_evidence(event, exc, record),
+        truncated=event.truncated,
+    )
+
+
+def _shorten(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _process(event: Event, record: Record) -> str | None:
+    return record.process_label or event.record.process_label
+
+
+def _error_info(exc: RaisedException | None, record: Record) -> ErrorInfo:
+    if exc is None:
+        return ErrorInfo(type=None, message=record.message.strip()[:MAX_ERROR_MESSAGE])
+    message = exc.summary if exc.short_type == "ValidationError" else exc.message
+    return ErrorInfo(type=exc.type or None, message=message.strip()[:MAX_ERROR_MESSAGE])
+
+
+def _evidence(event: Event, exc: RaisedException | None, record: Record) -> list[EvidenceLine]:
+    """The lines that show the error: the event's first line, the innermost frame, the exception."""
+    chosen: dict[int, str] = {}
+
+    def add(records: Iterable[Record]) -> None:
+        for r in records:
+            chosen.setdefault(r.line.number, r.line.text)
+
+    if event.preamble is not None:
+        add([event.preamble])
+    add([event.record])
+    for candidate in event.exceptions:
+        if candidate.frames:
+            add(candidate.frames[-1].records)
+        add(candidate.records[:MAX_EVIDENCE_LINES])
+    add([record])
+    numbers = sorted(chosen)
+    if len(numbers) > MAX_EVIDENCE_LINES:
+        keep = numbers[:5] + numbers[-(MAX_EVIDENCE_LINES - 5) :]
+        numbers = keep
+    return [EvidenceLine(line=n, text=chosen[n]) for n in numbers]
+
+
+def dedupe_key(finding: Finding) -> tuple[object, ...]:
+    """Findings with this key in one launch are the same error seen again (another TP rank, the
+    multiprocessing dump of a traceback the logger already printed)."""
+    first = finding.error.message.splitlines()[0] if finding.error.message else ""
+    return (finding.source, finding.launch, finding.rule, finding.error.type, _DIGITS.sub("#", first))
+
+
+def rank_key(finding: Finding) -> tuple[int, int, int]:
+    return (SEVERITY_ORDER[finding.severity], ROLE_ORDER[finding.role], finding.lines[0])
+
+
+def can_be_primary(finding: Finding) -> bool:
+    return finding.severity != "info" and finding.role != "benign"
+
+
+def rank(findings: list[Finding]) -> None:
+    """Mark exactly one finding per (source, launch) as primary: the root cause, not a wrapper."""
+    best: dict[tuple[str, int], Finding] = {}
+    for finding in findings:
+        finding.primary = False
+        if not can_be_primary(finding):
+            continue
+        key = (finding.source, finding.launch)
+        if key not in best or rank_key(finding) < rank_key(best[key]):
+            best[key] = finding
+    for finding in best.values():
+        finding.primary = True

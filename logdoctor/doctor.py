@@ -1,0 +1,82 @@
+"""The Doctor: the pure core. Lines in, findings out; no clock, no files, no terminal.
+
+    feed(line, now)  -> findings completed by this line
+    tick(now)        -> findings completed because their stream has been quiet long enough
+    flush()          -> findings still pending at the end of input
+    report()         -> every finding, ranked once more with the whole input known
+
+Streaming modes print what feed/tick return as it happens; a finding's `primary` flag there is the best
+judgement so far (the root cause nearly always precedes its wrappers). Post-mortem modes use report().
+"""
+
+from __future__ import annotations
+
+from logdoctor import records
+from logdoctor.assemble import Assembler, Event
+from logdoctor.diagnose import can_be_primary, dedupe_key, diagnose, rank, rank_key
+from logdoctor.framing import Line
+from logdoctor.launch.tracker import LaunchTracker
+from logdoctor.library.matcher import Library
+from logdoctor.model import Finding
+
+QUIET_SECONDS = 0.5
+
+
+class Doctor:
+    def __init__(self, library: Library, quiet: float = QUIET_SECONDS) -> None:
+        self.library = library
+        self.assembler = Assembler(quiet)
+        self.launches = LaunchTracker()
+        self.findings: list[Finding] = []
+        self.lines = 0
+        self._seen: dict[tuple[object, ...], Finding] = {}
+        self._primary: dict[tuple[str, int], Finding] = {}
+
+    def feed(self, line: Line, now: float = 0.0) -> list[Finding]:
+        self.lines += 1
+        record = records.parse(line)
+        self.launches.observe(record)
+        return self._diagnose(self.assembler.feed(record, now))
+
+    def tick(self, now: float) -> list[Finding]:
+        return self._diagnose(self.assembler.tick(now))
+
+    def flush(self) -> list[Finding]:
+        return self._diagnose(self.assembler.flush())
+
+    def report(self) -> list[Finding]:
+        """All findings of the input so far, with exactly one primary per launch."""
+        findings = [f.model_copy() for f in self.findings]
+        rank(findings)
+        return sorted(findings, key=lambda f: (f.source, f.launch, f.lines[0]))
+
+    @property
+    def pending(self) -> bool:
+        return self.assembler.pending
+
+    def _diagnose(self, events: list[Event]) -> list[Finding]:
+        new: list[Finding] = []
+        for event in events:
+            launch = self.launches.launch_of(event.record.line.source, event.first_line)
+            finding = diagnose(event, self.library, launch.index)
+            if finding is None:
+                continue
+            key = dedupe_key(finding)
+            seen = self._seen.get(key)
+            if seen is not None:
+                seen.occurrences += 1
+                continue
+            self._seen[key] = finding
+            self.findings.append(finding)
+            self._mark_provisional_primary(finding)
+            new.append(finding)
+        return new
+
+    def _mark_provisional_primary(self, finding: Finding) -> None:
+        if not can_be_primary(finding):
+            return
+        key = (finding.source, finding.launch)
+        best = self._primary.get(key)
+        if best is None or rank_key(finding) < rank_key(best):
+            self._primary[key] = finding
+            finding.primary = True

@@ -1,0 +1,1 @@
+"""What a log reveals about how the server was launched."""

@@ -1,0 +1,1 @@
+"""The pattern library: schema, loading and matching."""

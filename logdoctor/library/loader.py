@@ -1,0 +1,96 @@
+"""Load and validate pattern files: the package's own, then the user's (`--patterns`, LOGDOCTOR_PATTERNS)."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Iterable
+from importlib import resources
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from logdoctor.library.schema import Pattern
+
+ENV_VAR = "LOGDOCTOR_PATTERNS"
+
+
+class LibraryError(Exception):
+    """A pattern file that cannot be used: names the file, the pattern and the problem."""
+
+
+def builtin_files() -> list[tuple[str, str]]:
+    folder = resources.files("logdoctor").joinpath("patterns")
+    found = [(f"logdoctor/patterns/{entry.name}", entry.read_text("utf-8"))
+             for entry in folder.iterdir() if entry.name.endswith(".toml")]
+    return sorted(found)
+
+
+def user_dirs(extra: Iterable[str] = ()) -> list[Path]:
+    dirs = [Path(p) for p in extra]
+    env = os.environ.get(ENV_VAR, "")
+    dirs += [Path(p) for p in env.split(os.pathsep) if p]
+    return dirs
+
+
+def user_files(dirs: Iterable[Path]) -> list[tuple[str, str]]:
+    files: list[tuple[str, str]] = []
+    for folder in dirs:
+        if folder.is_file():
+            paths = [folder]
+        elif folder.is_dir():
+            paths = sorted(folder.glob("*.toml"))
+        else:
+            raise LibraryError(f"{folder}: no such pattern file or folder")
+        for path in paths:
+            try:
+                files.append((str(path), path.read_text("utf-8")))
+            except (OSError, UnicodeDecodeError) as exc:
+                raise LibraryError(f"{path}: cannot read: {exc}") from exc
+    return files
+
+
+def parse_file(name: str, text: str) -> list[Pattern]:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise LibraryError(f"{name}: not valid TOML: {exc}") from exc
+    raw_patterns = data.get("pattern", [])
+    if not isinstance(raw_patterns, list):
+        raise LibraryError(f"{name}: `pattern` must be an array of tables ([[pattern]])")
+    patterns: list[Pattern] = []
+    for index, raw in enumerate(raw_patterns, 1):
+        ident = raw.get("id", f"#{index}") if isinstance(raw, dict) else f"#{index}"
+        try:
+            pattern = Pattern.model_validate(raw)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in err['loc']) or 'pattern'}: {err['msg']}" for err in exc.errors()
+            )
+            raise LibraryError(f"{name}: pattern {ident}: {problems}") from exc
+        pattern.origin = name
+        patterns.append(pattern)
+    extra = set(data) - {"pattern"}
+    if extra:
+        raise LibraryError(f"{name}: unknown top-level keys {sorted(extra)}; only [[pattern]] tables are allowed")
+    return patterns
+
+
+def load_patterns(extra_dirs: Iterable[str] = ()) -> list[Pattern]:
+    """Every pattern, user files first (they win over the built-in ones), ids unique."""
+    files = user_files(user_dirs(extra_dirs)) + builtin_files()
+    patterns: list[Pattern] = []
+    seen: dict[str, str] = {}
+    for name, text in files:
+        for pattern in parse_file(name, text):
+            if pattern.id in seen:
+                raise LibraryError(f"{name}: pattern {pattern.id}: id already defined in {seen[pattern.id]}")
+            seen[pattern.id] = name
+            patterns.append(pattern)
+    # Priority first; otherwise the order of the files and of the patterns in them.
+    ordered = sorted(enumerate(patterns), key=lambda item: (-item[1].priority, item[0]))
+    result = []
+    for position, (_, pattern) in enumerate(ordered):
+        pattern.order = position
+        result.append(pattern)
+    return result

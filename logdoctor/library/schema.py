@@ -1,0 +1,101 @@
+"""The pattern file format as pydantic models (see docs/pattern-format.md)."""
+
+from __future__ import annotations
+
+import re as std_re
+from typing import Literal
+
+import regex
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from logdoctor.model import Severity
+
+_PLACEHOLDER = std_re.compile(r"\{(\w+)(?:\|[^{}]*)?\}")
+_ID = std_re.compile(r"[a-z0-9]+(?:[.-][a-z0-9]+)+")
+
+
+def placeholders(text: str) -> set[str]:
+    return set(_PLACEHOLDER.findall(text))
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class PatternFix(_Strict):
+    summary: str
+    steps: list[str] = Field(default_factory=list)
+    set: dict[str, str | int | float | bool] = Field(default_factory=dict)
+    unset: list[str] = Field(default_factory=list)
+
+    def texts(self) -> list[str]:
+        return [self.summary, *self.steps, *(str(v) for v in self.set.values())]
+
+
+class PatternSource(_Strict):
+    file: str
+    function: str | None = None
+    versions: str | None = None
+    checked: str | None = None
+
+
+class PatternExamples(_Strict):
+    match: list[str] = Field(min_length=1)
+    no_match: list[str] = Field(default_factory=list)
+
+
+class Pattern(_Strict):
+    id: str
+    title: str
+    severity: Severity
+    role: Literal["cause", "consequence", "wrapper", "benign"] = "cause"
+    priority: int = 0
+    where: Literal["exception", "line", "any"] = "exception"
+    exception: list[str] = Field(default_factory=list)
+    levels: list[Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]] = Field(default_factory=list)
+    match: str
+    # Optional: the traceback must pass through a frame whose function or file matches (e.g. the phase
+    # of a CUDA out-of-memory error: model loading, profiling, CUDA graph capture).
+    frames: str | None = None
+    explanation: str
+    docs: str | None = None
+    fix: PatternFix
+    source: PatternSource
+    examples: PatternExamples
+
+    compiled: object = Field(default=None, exclude=True)
+    compiled_frames: object = Field(default=None, exclude=True)
+    origin: str = Field(default="", exclude=True)  # file the pattern came from
+    order: int = Field(default=0, exclude=True)  # position in the library
+
+    @field_validator("id")
+    @classmethod
+    def _id_shape(cls, value: str) -> str:
+        if not _ID.fullmatch(value):
+            raise ValueError(f"id {value!r} must look like `family.slug` (lowercase letters, digits, . and -)")
+        return value
+
+    @model_validator(mode="after")
+    def _compile(self) -> Pattern:
+        try:
+            self.compiled = regex.compile(self.match, regex.V0)
+        except regex.error as exc:
+            raise ValueError(f"`match` is not a valid regex: {exc}") from exc
+        if self.frames is not None:
+            try:
+                self.compiled_frames = regex.compile(self.frames)
+            except regex.error as exc:
+                raise ValueError(f"`frames` is not a valid regex: {exc}") from exc
+        groups = set(self.compiled.groupindex)  # type: ignore[attr-defined]
+        used = set().union(*(placeholders(text) for text in [self.title, *self.fix.texts()]))
+        missing = used - groups
+        if missing:
+            raise ValueError(f"fix text uses {sorted(missing)} but `match` has no such named group")
+        if self.where == "exception" and self.levels:
+            raise ValueError("`levels` applies to log lines; use where = 'line' or 'any'")
+        if self.role == "benign" and self.severity != "info":
+            raise ValueError("a benign pattern must have severity 'info'")
+        return self
+
+
+

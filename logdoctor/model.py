@@ -1,0 +1,65 @@
+"""What every reporter reads: findings and their parts.
+
+These models are the JSON schema of `--format json` (one Finding per line). Keep them stable: add
+fields, never rename or remove one. `logdoctor schema` prints the JSON Schema the README documents.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Severity = Literal["error", "warning", "info"]
+SEVERITY_ORDER: dict[str, int] = {"error": 0, "warning": 1, "info": 2}
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ErrorInfo(_Model):
+    type: str | None = Field(description="Exception type as printed, or null for a log line")
+    message: str = Field(description="The error message (for pydantic errors, the validator's own message)")
+
+
+class EvidenceLine(_Model):
+    line: int = Field(description="1-based line number in the source")
+    text: str = Field(description="The line as logged (ANSI and carriage returns removed, secrets redacted)")
+
+
+class Fix(_Model):
+    summary: str
+    steps: list[str] = Field(default_factory=list)
+    command: str | None = Field(default=None, description="The corrected launch command, when known")
+
+
+class ConstraintResult(_Model):
+    set: str = Field(description="Constraint set (feature) the rule belongs to")
+    id: str
+    status: Literal["met", "unmet", "unknown"]
+    says: str
+    vllm_message: str
+    fix: str | None = None
+
+
+class Finding(_Model):
+    kind: Literal["finding"] = "finding"
+    rule: str = Field(description="Pattern id, or `unrecognized`")
+    severity: Severity
+    title: str
+    primary: bool = Field(description="The root cause of its launch (exactly one per launch with findings)")
+    role: Literal["cause", "consequence", "wrapper", "benign"] = "cause"
+    source: str = Field(description="Path of the log, or `-` for standard input")
+    lines: tuple[int, int] = Field(description="First and last line of the evidence")
+    launch: int = Field(description="1-based index of the launch (server start) within the source")
+    process: str | None = Field(description="Process that logged it, e.g. `EngineCore pid=81390`")
+    error: ErrorInfo
+    explanation: str
+    fix: Fix
+    constraints: list[ConstraintResult] = Field(default_factory=list)
+    evidence: list[EvidenceLine] = Field(default_factory=list)
+    captures: dict[str, str] = Field(default_factory=dict, description="Values the pattern captured")
+    occurrences: int = Field(default=1, description="How many times the same error was seen in the launch")
+    docs: str | None = None
+    truncated: bool = Field(default=False, description="The event was longer than the caps; middle dropped")
