@@ -32,15 +32,17 @@ MAX_MESSAGE_CHARS = 64 * 1024
 MAX_UNINDENTED_CONTINUATION = 12
 
 _TB_START = re.compile(r"Traceback \(most recent call last\):\s*")
-_FRAME = re.compile(r'\s+File "(?P<file>.+?)", line (?P<line>\d+)(?:, in (?P<func>.+?))?\s*')
+_FRAME = re.compile(r'\s*File "(?P<file>.+?)", line (?P<line>\d+)(?:, in (?P<func>.+?))?\s*')
 _CHAIN = re.compile(
     r"(?:During handling of the above exception, another exception occurred"
     r"|The above exception was the direct cause of the following exception):\s*"
 )
 _EXCEPTION_LINE = re.compile(r"(?P<type>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)(?::(?: ?(?P<msg>.*))?)?")
-# An exception line met outside a traceback: the type must look like one.
+# An exception line met outside a traceback: the type must look like one (a name ending in Error,
+# Exception, ... or a dotted path ending in a class name, as in `triton.runtime.autotuner.OutOfResources`).
 _BARE_EXCEPTION = re.compile(
-    r"(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Interrupt|Exit|Fault))(?:: (?P<msg>.*)|:)?"
+    r"(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Interrupt|Exit|Fault)"
+    r"|(?:[a-z_]\w*\.)+[A-Z]\w*)(?:: (?P<msg>.*)|:)?"
 )
 _PREAMBLE = re.compile(r"(?:Process [\w.-]+|Exception in thread .+|Exception in callback .+):\s*")
 # Lines that start something new, so they never continue an exception message.
@@ -59,6 +61,8 @@ def classify(message: str) -> LineKind:
     first = message[0]
     if first in " \t":
         return "frame" if _FRAME.fullmatch(message) else "indented"
+    if first == "F" and _FRAME.fullmatch(message):
+        return "frame"  # some log viewers strip the indentation of tracebacks
     if first == "T" and _TB_START.fullmatch(message):
         return "tb_start"
     if first in "DT" and _CHAIN.fullmatch(message):
@@ -175,10 +179,12 @@ class _TracebackReader:
         ("frames", "frame"): "frames",
         ("frames", "indented"): "frames",  # source lines, 3.11+ carets, "[Previous line repeated ...]"
         ("frames", "blank"): "frames",
-        ("frames", "other"): "exception",  # the exception line, with or without a colon
+        # ("frames", "other") is the exception line, or unindented source code: decided in add().
         ("exception", "indented"): "exception",  # pydantic details, notes, indented message lines
         ("exception", "blank"): "exc_blank",
         ("exception", "chain"): "chain",
+        # A frame after the "exception" line: the indentation was stripped and that line was source code.
+        ("exception", "frame"): "frames",
         ("exc_blank", "chain"): "chain",
         ("exc_blank", "blank"): "exc_blank",
         ("chain", "blank"): "chain",
@@ -207,6 +213,8 @@ class _TracebackReader:
         kind = classify(record.message)
         if (self.state, kind) in self.TRANSITIONS:
             return True
+        if self.state == "frames" and kind == "other":
+            return True
         if self.state == "exception" and kind == "other":
             if self.pydantic_open:
                 return True
@@ -217,6 +225,13 @@ class _TracebackReader:
         message = record.message
         kind = classify(message)
         next_state = self.TRANSITIONS.get((self.state, kind))
+        if self.state == "frames" and kind == "other":
+            # Some log viewers strip indentation, so a source line can arrive unindented: it is the
+            # exception line only if it has the shape of one (`Type` or `Type: message`).
+            next_state = "exception" if _EXCEPTION_LINE.fullmatch(message) else "frames"
+            if next_state == "frames":
+                self._add_code(record)
+                return
         if next_state is None:
             # Only reached inside a logger group, or for an accepted unindented continuation line.
             if self.state == "exception" and kind == "other":
@@ -231,7 +246,10 @@ class _TracebackReader:
                     self.state = "exception"
             return
         previous, self.state = self.state, next_state
-        if next_state == "frames" and kind == "tb_start":
+        if previous == "exception" and kind == "frame":
+            self._retract_exception()
+            self._add_frame(record)
+        elif next_state == "frames" and kind == "tb_start":
             self.current = None
         elif kind == "frame":
             self._add_frame(record)
@@ -270,6 +288,16 @@ class _TracebackReader:
             self.current.frames = self._frames
             self.current.frames_dropped = self._dropped
         self._frames, self._dropped = [], 0
+
+    def _retract_exception(self) -> None:
+        exc = self.current
+        if exc is None:
+            return
+        self.event.exceptions.remove(exc)
+        self._frames, self._dropped = exc.frames, exc.frames_dropped
+        if self._frames and exc.record is not None:
+            self._add_code(exc.record)
+        self.current = None
 
     def finish(self) -> None:
         """A traceback cut off before its exception line still reports its frames."""

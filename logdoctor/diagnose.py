@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterable
 
 from logdoctor.assemble import Event, RaisedException
+from logdoctor.launch.tracker import Launch
 from logdoctor.library.matcher import Library, Match
 from logdoctor.model import SEVERITY_ORDER, ErrorInfo, EvidenceLine, Finding, Fix
 from logdoctor.records import Record
@@ -35,8 +36,21 @@ def render(template: str, captures: dict[str, str]) -> str:
     return _PLACEHOLDER.sub(fill, template)
 
 
-def diagnose(event: Event, library: Library, launch: int) -> Finding | None:
+def diagnose(event: Event, library: Library, launch: Launch) -> Finding | None:
     """The finding an event amounts to, or None when it is not an error and no pattern knows it."""
+    finding = _diagnose(event, library, launch.index)
+    if finding is not None and launch.stopping_at(event.first_line) and finding.severity != "info":
+        # The server had been serving and was asked to stop: EngineDeadError and friends are expected.
+        finding.severity = "info"
+        finding.role = "benign"
+        finding.explanation += (
+            f" This was logged while the server was shutting down on request (line {launch.shutdown_line}),"
+            " so it is part of the shutdown, not a failure."
+        )
+    return finding
+
+
+def _diagnose(event: Event, library: Library, launch: int) -> Finding | None:
     if event.exceptions:
         return _diagnose_exceptions(event, library, launch)
     match = library.match_line(event.record)
@@ -71,9 +85,14 @@ def _event_severity(event: Event, severity: str) -> str:
     return severity
 
 
+# vLLM logs a failed request's traceback at ERROR from its OpenAI serving modules; the server lives on.
+_REQUEST_HANDLERS = re.compile(r"serving_\w+\.py:\d+")
+
+
 def _is_fatal(event: Event) -> bool:
     if event.logged:
-        return event.record.level in ("ERROR", "CRITICAL")
+        location = event.record.location or ""
+        return event.record.level in ("ERROR", "CRITICAL") and not _REQUEST_HANDLERS.fullmatch(location)
     if event.preamble is not None and event.preamble.message.startswith("Process "):
         return True
     if event.kind == "exception":

@@ -58,7 +58,7 @@ class Doctor:
         new: list[Finding] = []
         for event in events:
             launch = self.launches.launch_of(event.record.line.source, event.first_line)
-            finding = diagnose(event, self.library, launch.index)
+            finding = diagnose(event, self.library, launch)
             if finding is None:
                 continue
             key = dedupe_key(finding)

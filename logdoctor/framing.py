@@ -24,6 +24,11 @@ _CRI = re.compile(
 )
 # `service-1  | message`, as `docker compose up` / `docker compose logs` print it.
 _COMPOSE = re.compile(r"(?P<service>[A-Za-z0-9][\w.-]*)\s+\| ?(?P<msg>.*)")
+# A timestamp that a collector put in front of the line (`kubectl logs --timestamps`, CI runners, log
+# viewers' `| <time> |` tables). vLLM's own lines never start with a year.
+_COLLECTOR_TIME = re.compile(
+    r"\s*(?:\|\s*)?\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?(?:\s*\|)?\s"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +140,10 @@ class Framer:
 
     def _plain(self, text: str, overflow: bool, out: list[Line]) -> None:
         text = clean(text)
+        if text[:1].isdigit() or text[:1].isspace() or text[:1] == "|":
+            stamp = _COLLECTOR_TIME.match(text)
+            if stamp:
+                text = text[stamp.end() :]
         origin = None
         if self._compose is None and text.strip():
             self._compose = _COMPOSE.fullmatch(text) is not None

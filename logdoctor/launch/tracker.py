@@ -17,6 +17,12 @@ _MARKERS: list[tuple[int, re.Pattern[str]]] = [
     (0, re.compile(r".*█\s+version (?P<version>\S+)\s*")),
     (1, re.compile(r"(?:args: Namespace\(|non-default args: \{).*")),
 ]
+# The server is up: what is logged after a later shutdown request is the shutdown, not a failure.
+_READY = re.compile(r"Application startup complete|Starting vLLM (?:API )?server|Available routes are")
+_SHUTDOWN = re.compile(
+    r"Shutting down FastAPI HTTP server|\[shutdown\] API server: shutdown triggered"
+    r"|received (?:signal )?SIG(?:TERM|INT)|Shutting down$"
+)
 _LOGO_MODEL = re.compile(r".*█\s+model\s+(?P<model>\S+)\s*")
 _ENGINE_VERSION = re.compile(r"Initializing an? (?:V[01] )?LLM engine \(v(?P<version>[^)]+)\)")
 
@@ -29,6 +35,12 @@ class Launch:
     model: str | None = None
     last_marker: int = -1
     header_lines: list[Record] = field(default_factory=list)
+    ready_line: int | None = None  # the server reported it was serving
+    shutdown_line: int | None = None  # then it was asked to stop
+
+    def stopping_at(self, line_number: int) -> bool:
+        """Was the server, once up, already shutting down on purpose at this line?"""
+        return self.shutdown_line is not None and line_number >= self.shutdown_line
 
 
 class LaunchTracker:
@@ -41,7 +53,10 @@ class LaunchTracker:
         launches = self._launches.setdefault(record.line.source, [Launch(1, 1)])
         current = launches[-1]
         message = record.message
-        if record.kind != "vllm" or not message:
+        if not message:
+            return current
+        self._lifecycle(current, record)
+        if record.kind != "vllm":
             return current
         if "version" not in message and "args: " not in message:
             return self._engine_facts(current, message)
@@ -59,6 +74,15 @@ class LaunchTracker:
             current.model = groups.get("model") or current.model
             return current
         return self._engine_facts(current, message)
+
+    @staticmethod
+    def _lifecycle(current: Launch, record: Record) -> None:
+        message = record.message
+        if current.ready_line is None:
+            if _READY.search(message):
+                current.ready_line = record.line.number
+        elif current.shutdown_line is None and _SHUTDOWN.search(message):
+            current.shutdown_line = record.line.number
 
     @staticmethod
     def _engine_facts(current: Launch, message: str) -> Launch:

@@ -1,0 +1,5 @@
+import sys
+
+from logdoctor.cli import main
+
+sys.exit(main())

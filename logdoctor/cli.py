@@ -1,0 +1,137 @@
+"""The commands. Wiring only: sources, the Doctor and reporters are built elsewhere."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from typing import Protocol, TextIO
+
+from logdoctor import __version__
+from logdoctor.model import Finding
+
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+PROGRESS_MIN_BYTES = 32 << 20  # show a progress bar only when the input takes a while
+
+
+class Reporter(Protocol):
+    def finding(self, finding: Finding) -> None: ...
+    def file_header(self, source: str, lines: int, launches: int, findings: int) -> None: ...
+    def close(self) -> None: ...
+
+
+def _use_color(out: TextIO) -> bool:
+    return out.isatty() and not os.environ.get("NO_COLOR")
+
+
+def make_reporter(fmt: str, out: TextIO) -> Reporter:
+    if fmt == "json":
+        from logdoctor.report.jsonl import JsonReporter
+
+        return JsonReporter(out)
+    if _use_color(out):
+        from logdoctor.report.terminal import TerminalReporter
+
+        return TerminalReporter(out)
+    from logdoctor.report.text import TextReporter
+
+    return TextReporter(out)
+
+
+def _add_common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--format", choices=("text", "json"), default="text",
+                        help="text for people (default), json for JSON Lines, one finding per line")
+    parser.add_argument("--patterns", action="append", default=[], metavar="DIR",
+                        help="extra pattern files or folders (repeatable; also $LOGDOCTOR_PATTERNS)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="logdoctor",
+        description="Diagnose vLLM server logs. With no command, read a log on standard input, copy it "
+        "to standard output unchanged and print diagnoses on standard error as errors land: "
+        "`vllm serve ... 2>&1 | logdoctor`.",
+    )
+    parser.add_argument("--version", action="version", version=f"logdoctor {__version__}")
+    _add_common(parser)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    scan = commands.add_parser("scan", help="diagnose saved logs (plain or .gz; a folder means its *.log* files)")
+    scan.add_argument("paths", nargs="+", metavar="FILE|DIR")
+    _add_common(scan)
+    commands.add_parser("schema", help="print the JSON Schema of --format json findings")
+    return parser
+
+
+def _load_library(patterns: Sequence[str]):  # type: ignore[no-untyped-def]
+    from logdoctor.library.loader import LibraryError
+    from logdoctor.library.matcher import Library
+
+    try:
+        return Library.load(patterns)
+    except LibraryError as exc:
+        print(f"logdoctor: {exc}", file=sys.stderr)
+        return None
+
+
+def cmd_pipe(args: argparse.Namespace) -> int:
+    if sys.stdin.isatty():
+        print("logdoctor: reads a log on standard input, e.g. `vllm serve MODEL 2>&1 | logdoctor`;"
+              " for a saved log use `logdoctor scan FILE`", file=sys.stderr)
+        return EXIT_USAGE
+    library = _load_library(args.patterns)
+    if library is None:
+        return EXIT_USAGE
+    from logdoctor.doctor import Doctor
+    from logdoctor.sources.passthrough import pump
+
+    reporter = make_reporter(args.format, sys.stderr)
+    doctor = Doctor(library)
+    pump(doctor, reporter.finding, sys.stdin.fileno(), sys.stdout.fileno())
+    try:
+        reporter.close()
+    except (OSError, ValueError):
+        pass
+    return EXIT_FINDINGS if any(f.severity == "error" for f in doctor.findings) else EXIT_OK
+
+
+def cmd_scan(args: argparse.Namespace) -> int:
+    from logdoctor.sources.files import InputError, expand
+
+    try:
+        paths = expand(args.paths)
+    except InputError as exc:
+        print(f"logdoctor: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    library = _load_library(args.patterns)
+    if library is None:
+        return EXIT_USAGE
+    from logdoctor.scan import scan_paths
+
+    reporter = make_reporter(args.format, sys.stdout)
+    total = sum(p.stat().st_size for p in paths)
+    progress = args.format == "text" and sys.stderr.isatty() and total >= PROGRESS_MIN_BYTES
+    result = scan_paths(paths, library, reporter, progress=progress)
+    reporter.close()
+    if result.unreadable:
+        return EXIT_USAGE if not result.findings else EXIT_FINDINGS
+    return EXIT_FINDINGS if any(f.severity == "error" for f in result.findings) else EXIT_OK
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    print(json.dumps(Finding.model_json_schema(), indent=2))
+    return EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    handlers = {None: cmd_pipe, "scan": cmd_scan, "schema": cmd_schema}
+    try:
+        return handlers[args.command](args)
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,53 @@
+"""Rich panels for a terminal: the same parts as the plain reporter, easier on the eye."""
+
+from __future__ import annotations
+
+from typing import TextIO
+
+from rich.console import Console, Group
+from rich.panel import Panel
+from rich.text import Text
+
+from logdoctor.model import Finding
+from logdoctor.report import redacted
+from logdoctor.report.text import evidence_excerpt, headline, where
+
+_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+
+
+class TerminalReporter:
+    def __init__(self, out: TextIO) -> None:
+        self.console = Console(file=out, highlight=False, soft_wrap=False)
+
+    def file_header(self, source: str, lines: int, launches: int, findings: int) -> None:
+        self.console.rule(f"{source}: {lines} lines, {launches} launch(es), {findings} finding(s)")
+
+    def finding(self, finding: Finding) -> None:
+        f = redacted(finding)
+        parts: list[Text] = [Text(where(f), style="dim")]
+        error = f"{f.error.type}: {f.error.message}" if f.error.type else f.error.message
+        parts.append(Text(error.splitlines()[0] if error else "", style="bold"))
+        evidence = Text()
+        for item in evidence_excerpt(f.evidence):
+            if item is None:
+                evidence.append("         ...\n", style="dim")
+            else:
+                evidence.append(f"{item.line:>8} │ ", style="dim")
+                evidence.append(item.text + "\n")
+        parts += [Text("Evidence", style="underline"), evidence]
+        parts += [Text("What it means", style="underline"), Text(f.explanation + "\n")]
+        fix = Text()
+        fix.append(f.fix.summary + "\n", style="bold green")
+        for n, step in enumerate(f.fix.steps, 1):
+            fix.append(f"  {n}. {step}\n")
+        if f.fix.command:
+            fix.append(f"\n  {f.fix.command}\n", style="green")
+        if f.docs:
+            fix.append(f"\n  {f.docs}\n", style="blue")
+        parts += [Text("Fix", style="underline"), fix]
+        self.console.print(
+            Panel(Group(*parts), title=Text(headline(f), style=_STYLE[f.severity]), title_align="left")
+        )
+
+    def close(self) -> None:
+        self.console.file.flush()

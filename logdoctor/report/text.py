@@ -1,0 +1,69 @@
+"""Plain text for pipes, files and NO_COLOR; the rich terminal reporter shows the same parts."""
+
+from __future__ import annotations
+
+import textwrap
+from typing import TextIO
+
+from logdoctor.model import EvidenceLine, Finding
+from logdoctor.report import redacted
+
+EVIDENCE_HEAD = 2
+EVIDENCE_TAIL = 10
+
+
+def evidence_excerpt(evidence: list[EvidenceLine]) -> list[EvidenceLine | None]:
+    """The evidence a person reads: its first lines and its last ones; None marks the gap."""
+    if len(evidence) <= EVIDENCE_HEAD + EVIDENCE_TAIL:
+        return list(evidence)
+    return [*evidence[:EVIDENCE_HEAD], None, *evidence[-EVIDENCE_TAIL:]]
+
+
+def where(finding: Finding) -> str:
+    first, last = finding.lines
+    lines = f"line {first}" if first == last else f"lines {first}-{last}"
+    parts = [f"{finding.source} {lines}", f"launch {finding.launch}"]
+    if finding.process:
+        parts.append(finding.process)
+    if finding.occurrences > 1:
+        parts.append(f"seen {finding.occurrences} times")
+    return ", ".join(parts)
+
+
+def headline(finding: Finding) -> str:
+    tag = " (root cause)" if finding.primary else ""
+    if finding.role == "wrapper":
+        tag = " (reports an error logged above)"
+    return f"{finding.severity.upper()} [{finding.rule}] {finding.title}{tag}"
+
+
+class TextReporter:
+    def __init__(self, out: TextIO, width: int = 100) -> None:
+        self.out = out
+        self.width = width
+
+    def file_header(self, source: str, lines: int, launches: int, findings: int) -> None:
+        self.out.write(f"== {source}: {lines} lines, {launches} launch(es), {findings} finding(s)\n")
+
+    def finding(self, finding: Finding) -> None:
+        f = redacted(finding)
+        wrap = textwrap.TextWrapper(width=self.width, initial_indent="    ", subsequent_indent="    ")
+        out = [f"logdoctor: {headline(f)}", f"  where: {where(f)}"]
+        error = f"{f.error.type}: {f.error.message}" if f.error.type else f.error.message
+        out.append(f"  error: {error.splitlines()[0] if error else ''}")
+        out.append("  evidence:")
+        for item in evidence_excerpt(f.evidence):
+            out.append("    ..." if item is None else f"    {item.line:>6} | {item.text}")
+        out.append("  what it means:")
+        out += wrap.wrap(f.explanation)
+        out.append(f"  fix: {f.fix.summary}")
+        out += [f"    {n}. {step}" for n, step in enumerate(f.fix.steps, 1)]
+        if f.fix.command:
+            out.append(f"  corrected command: {f.fix.command}")
+        if f.docs:
+            out.append(f"  docs: {f.docs}")
+        self.out.write("\n".join(out) + "\n\n")
+        self.out.flush()
+
+    def close(self) -> None:
+        self.out.flush()

@@ -1,0 +1,1 @@
+"""Where bytes come from: standard input (pass-through), files and folders."""
