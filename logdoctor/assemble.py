@@ -41,7 +41,7 @@ _EXCEPTION_LINE = re.compile(r"(?P<type>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)(?::(?: 
 # An exception line met outside a traceback: the type must look like one (a name ending in Error,
 # Exception, ... or a dotted path ending in a class name, as in `triton.runtime.autotuner.OutOfResources`).
 _BARE_EXCEPTION = re.compile(
-    r"(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Interrupt|Exit|Fault)"
+    r"(?P<type>(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*)?(?:Error|Exception|Interrupt|Exit|Fault)"
     r"|(?:[a-z_]\w*\.)+[A-Z]\w*)(?:: (?P<msg>.*)|:)?"
 )
 _PREAMBLE = re.compile(r"(?:Process [\w.-]+|Exception in thread .+|Exception in callback .+):\s*")
@@ -345,13 +345,7 @@ class Assembler:
     def feed(self, record: Record, now: float = 0.0) -> list[Event]:
         done: list[Event] = []
         logger = record.kind == "vllm"
-        key: StreamKey = (
-            record.line.source,
-            record.line.stream,
-            record.process,
-            record.pid,
-            logger,
-        )
+        key: StreamKey = (record.line.source, record.line.stream, record.process, record.pid, record.kind)
         current = self._open.get(key)
         if current is not None:
             if self._continues(current, record):

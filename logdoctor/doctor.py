@@ -65,12 +65,25 @@ class Doctor:
             seen = self._seen.get(key)
             if seen is not None:
                 seen.occurrences += 1
+                if finding.lines[0] < seen.lines[0]:
+                    # Events complete out of order (a logged traceback waits for its stream's next line):
+                    # the report keeps the earliest sighting as the evidence.
+                    self._replace(seen, finding)
                 continue
             self._seen[key] = finding
             self.findings.append(finding)
             self._mark_provisional_primary(finding)
             new.append(finding)
         return new
+
+    def _replace(self, old: Finding, new: Finding) -> None:
+        new.occurrences = old.occurrences
+        new.primary = old.primary
+        self.findings[self.findings.index(old)] = new
+        self._seen[dedupe_key(new)] = new
+        for key, best in self._primary.items():
+            if best is old:
+                self._primary[key] = new
 
     def _mark_provisional_primary(self, finding: Finding) -> None:
         if not can_be_primary(finding):

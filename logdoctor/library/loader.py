@@ -77,20 +77,24 @@ def parse_file(name: str, text: str) -> list[Pattern]:
 
 
 def load_patterns(extra_dirs: Iterable[str] = ()) -> list[Pattern]:
-    """Every pattern, user files first (they win over the built-in ones), ids unique."""
-    files = user_files(user_dirs(extra_dirs)) + builtin_files()
-    patterns: list[Pattern] = []
+    """Every pattern in matching order, ids unique.
+
+    A user's own patterns are tried before the built-in ones (they know their site's errors best); within
+    each group, higher `priority` first, then the order of the files and of the patterns in them.
+    """
+    groups = [(0, user_files(user_dirs(extra_dirs))), (1, builtin_files())]
+    patterns: list[tuple[int, Pattern]] = []
     seen: dict[str, str] = {}
-    for name, text in files:
-        for pattern in parse_file(name, text):
-            if pattern.id in seen:
-                raise LibraryError(f"{name}: pattern {pattern.id}: id already defined in {seen[pattern.id]}")
-            seen[pattern.id] = name
-            patterns.append(pattern)
-    # Priority first; otherwise the order of the files and of the patterns in them.
-    ordered = sorted(enumerate(patterns), key=lambda item: (-item[1].priority, item[0]))
+    for group, files in groups:
+        for name, text in files:
+            for pattern in parse_file(name, text):
+                if pattern.id in seen:
+                    raise LibraryError(f"{name}: pattern {pattern.id}: id already defined in {seen[pattern.id]}")
+                seen[pattern.id] = name
+                patterns.append((group, pattern))
+    ordered = sorted(enumerate(patterns), key=lambda item: (item[1][0], -item[1][1].priority, item[0]))
     result = []
-    for position, (_, pattern) in enumerate(ordered):
+    for position, (_, (_, pattern)) in enumerate(ordered):
         pattern.order = position
         result.append(pattern)
     return result

@@ -1,0 +1,20 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from logdoctor.framing import Line
+from logdoctor.library.matcher import Library
+from logdoctor.records import Record, parse
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+
+
+@pytest.fixture(scope="session")
+def library() -> Library:
+    return Library.load()
+
+
+def records(*texts: str, source: str = "-") -> list[Record]:
+    return [parse(Line(source, n, t)) for n, t in enumerate(texts, 1)]

@@ -1,0 +1,205 @@
+from __future__ import annotations
+
+import pytest
+
+from logdoctor.assemble import MAX_EVENT_HEAD, MAX_EVENT_TAIL, Assembler, Event, _TracebackReader, classify
+from tests.conftest import records
+
+RAW_TB = [
+    "Traceback (most recent call last):",
+    '  File "/usr/local/bin/vllm", line 10, in <module>',
+    "    sys.exit(main())",
+    "             ^^^^^^",
+    '  File "uvloop/loop.pyx", line 1518, in uvloop.loop.Loop.run_until_complete',  # no source line
+    '  File "/x/vllm/v1/engine/utils.py", line 1473, in wait_for_engine_startup',
+    "    raise RuntimeError(",
+    "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}",
+]
+
+
+def assemble(*texts: str) -> list[Event]:
+    assembler = Assembler()
+    events: list[Event] = []
+    for record in records(*texts):
+        events += assembler.feed(record)
+    return events + assembler.flush()
+
+
+def tracebacks(events: list[Event]) -> list[Event]:
+    return [e for e in events if e.exceptions]
+
+
+@pytest.mark.parametrize(
+    ("message", "kind"),
+    [
+        ("Traceback (most recent call last):", "tb_start"),
+        ('  File "a.py", line 1, in f', "frame"),
+        ('File "a.py", line 1, in f', "frame"),
+        ("    return x", "indented"),
+        ("", "blank"),
+        ("During handling of the above exception, another exception occurred:", "chain"),
+        ("The above exception was the direct cause of the following exception:", "chain"),
+        ("ValueError: x", "other"),
+    ],
+)
+def test_classify(message: str, kind: str) -> None:
+    assert classify(message) == kind
+
+
+def test_every_transition_leads_to_a_known_state() -> None:
+    states = {"intro", "frames", "exception", "exc_blank", "chain"}
+    for (state, _), target in _TracebackReader.TRANSITIONS.items():
+        assert state in states and target in states
+
+
+def test_raw_traceback_frames_carets_and_frames_without_source() -> None:
+    (event,) = tracebacks(assemble(*RAW_TB))
+    (exc,) = event.exceptions
+    assert exc.type == "RuntimeError"
+    assert exc.message.startswith("Engine core initialization failed")
+    assert [f.function for f in exc.frames] == ["<module>", "uvloop.loop.Loop.run_until_complete", "wait_for_engine_startup"]
+    assert exc.frames[0].code == "sys.exit(main())"  # the caret line is not source
+    assert exc.frames[1].code is None
+    assert exc.innermost_vllm_frame is not None and exc.innermost_vllm_frame.line == 1473
+    assert (event.first_line, event.last_line) == (1, len(RAW_TB))
+
+
+def test_logger_prefixed_traceback_is_one_event_with_its_record() -> None:
+    header = "(EngineCore pid=81390) ERROR 11-30 19:42:03 [core.py:1584] "
+    lines = [header + "EngineCore failed to start."] + [header + line for line in RAW_TB]
+    (event,) = tracebacks(assemble(*lines))
+    assert event.logged and event.record.message == "EngineCore failed to start."
+    assert event.exceptions[0].type == "RuntimeError"
+
+
+def test_logger_group_ends_when_the_header_changes() -> None:
+    header = "(EngineCore pid=1) ERROR 11-30 19:42:03 [core.py:1584] "
+    events = assemble(header + "EngineCore failed to start.", header + "Traceback (most recent call last):",
+                      header + '  File "a.py", line 1, in f', header + "ValueError: boom",
+                      "(EngineCore pid=1) INFO 11-30 19:42:04 [core.py:9] next")
+    assert [e.kind for e in events] == ["traceback", "record"]
+
+
+def test_chained_exceptions_stay_one_event_original_first() -> None:
+    lines = [
+        "Traceback (most recent call last):", '  File "a.py", line 1, in f', "KeyError: 'x'", "",
+        "During handling of the above exception, another exception occurred:", "",
+        "Traceback (most recent call last):", '  File "b.py", line 2, in g', "RuntimeError: wrapped", "",
+        "The above exception was the direct cause of the following exception:", "",
+        "Traceback (most recent call last):", '  File "c.py", line 3, in h', "OSError: outer",
+    ]
+    (event,) = tracebacks(assemble(*lines))
+    assert [e.type for e in event.exceptions] == ["KeyError", "RuntimeError", "OSError"]
+    assert [e.frames[0].file for e in event.exceptions] == ["a.py", "b.py", "c.py"]
+
+
+def test_exception_line_without_colon() -> None:
+    (event,) = tracebacks(assemble("Traceback (most recent call last):", '  File "a.py", line 1, in f',
+                                   "KeyboardInterrupt"))
+    assert (event.exceptions[0].type, event.exceptions[0].message) == ("KeyboardInterrupt", "")
+
+
+def test_pydantic_validation_error_keeps_its_detail_lines() -> None:
+    lines = RAW_TB[:3] + [
+        "pydantic_core._pydantic_core.ValidationError: 1 validation error for VllmConfig",
+        "  Value error, --use-replayssm requires --mamba-backend triton [type=value_error, input_value=ArgsKwargs((), "
+        "{'model_co... 'shutdown_timeout': 0}), input_type=ArgsKwargs]",
+        "    For further information visit https://errors.pydantic.dev/2.13/v/value_error",
+        "INFO:     next thing",
+    ]
+    events = assemble(*lines)
+    (event,) = tracebacks(events)
+    (exc,) = event.exceptions
+    assert "ValueError" in exc.type_names
+    assert exc.summary == "--use-replayssm requires --mamba-backend triton"
+    assert "For further information" in exc.message
+    assert [e.record.message for e in events if e.record.kind == "uvicorn"] == ["next thing"]
+
+
+def test_pydantic_assertion_failed_counts_as_assertion_error() -> None:
+    (event,) = tracebacks(assemble(
+        "pydantic_core._pydantic_core.ValidationError: 1 validation error for VllmConfig",
+        "  Assertion failed, Chunked prefill is required for Mamba prefix caching. [type=assertion_error, "
+        "input_value=ArgsKwargs((), {}), input_type=ArgsKwargs]",
+    ))
+    assert "AssertionError" in event.exceptions[0].type_names
+
+
+def test_pydantic_multi_line_message_continues_until_its_type_suffix() -> None:
+    lines = [
+        "pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig",
+        "  Value error, Invalid repository ID or local directory specified: 'x/y'.",
+        "Please verify the following requirements:",
+        "1. Provide a valid Hugging Face repository ID.",
+        " [type=value_error, input_value=ArgsKwargs((), {'model': ...}), input_type=ArgsKwargs]",
+        "    For further information visit https://errors.pydantic.dev/2.13/v/value_error",
+    ]
+    (event,) = tracebacks(assemble(*lines))
+    assert event.exceptions[0].message.count("\n") == 5
+    assert event.exceptions[0].summary.startswith("Invalid repository ID")
+
+
+def test_multi_line_exception_message() -> None:
+    (event,) = tracebacks(assemble(
+        "Traceback (most recent call last):", '  File "a.py", line 1, in f',
+        "ValueError: World size (8) is larger than the number of available GPUs (4) in this node. If this is",
+        "- ray, set '--distributed-executor-backend ray'.",
+        "- multiprocessing, set '--nnodes' appropriately.",
+    ))
+    assert event.exceptions[0].message.endswith("appropriately.")
+
+
+def test_a_new_traceback_ends_the_previous_one() -> None:
+    events = tracebacks(assemble(*RAW_TB, *RAW_TB))
+    assert len(events) == 2
+
+
+def test_process_dump_preamble_attaches_to_its_traceback() -> None:
+    (event,) = tracebacks(assemble("Process EngineCore:", *RAW_TB))
+    assert event.preamble is not None and event.first_line == 1
+
+
+def test_interleaved_processes_keep_separate_tracebacks() -> None:
+    a = ["(APIServer pid=1) " + l for l in RAW_TB]
+    b = ["(EngineCore_DP0 pid=2) " + l.replace("RuntimeError", "ValueError") for l in RAW_TB]
+    mixed = [x for pair in zip(a, b, strict=True) for x in pair]
+    events = tracebacks(assemble(*mixed))
+    assert sorted(e.exceptions[0].type for e in events) == ["RuntimeError", "ValueError"]
+    assert all(len(e.exceptions[0].frames) == 3 for e in events)
+
+
+def test_bare_exception_line_outside_a_traceback() -> None:
+    (event,) = tracebacks(assemble("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB."))
+    assert (event.kind, event.exceptions[0].short_type) == ("exception", "OutOfMemoryError")
+
+
+def test_error_record_without_traceback_is_a_record_event() -> None:
+    (event,) = assemble("(EngineCore_DP0 pid=1) ERROR 08-01 10:00:00 [core.py:1] Engine core proc died unexpectedly")
+    assert (event.kind, event.exceptions) == ("record", [])
+
+
+def test_quiet_stream_completes_on_tick_not_before() -> None:
+    assembler = Assembler(quiet=0.5)
+    done = []
+    for record in records(*RAW_TB):
+        done += assembler.feed(record, now=10.0)
+    assert done == [] and assembler.tick(10.4) == []
+    (event,) = assembler.tick(10.6)
+    assert event.exceptions[0].type == "RuntimeError"
+
+
+def test_stripped_indentation_is_understood() -> None:
+    (event,) = tracebacks(assemble(
+        "Traceback (most recent call last):", 'File "a.py", line 1, in f', "torch._C._cuda_init()",
+        'File "b.py", line 2, in g', "x", 'File "c.py", line 3, in h', "RuntimeError: No CUDA GPUs are available",
+    ))
+    (exc,) = event.exceptions
+    assert exc.type == "RuntimeError" and [f.code for f in exc.frames] == ["torch._C._cuda_init()", "x", None]
+
+
+def test_huge_traceback_is_capped_and_still_diagnosed() -> None:
+    frames = ['  File "a.py", line 1, in f', "    f()"] * 20000
+    (event,) = tracebacks(assemble("Traceback (most recent call last):", *frames, "RecursionError: too deep"))
+    assert len(event.records) == MAX_EVENT_HEAD + MAX_EVENT_TAIL
+    assert event.truncated and event.exceptions[0].type == "RecursionError"
+    assert event.last_line == len(frames) + 2

@@ -1,0 +1,150 @@
+"""The installed `logdoctor` as a real process: pipes, files, exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import FIXTURES
+
+ENGINE_FIXTURE = FIXTURES / "engine-core-kv-cache-too-small-0.33.log"
+ROOT_CAUSE = "memory.kv-cache-too-small"
+
+
+def logdoctor_exe() -> str:
+    beside = Path(sys.executable).with_name("logdoctor")
+    found = str(beside) if beside.exists() else shutil.which("logdoctor")
+    if found is None:
+        pytest.fail("the logdoctor console script is not installed (pip install '.[test]')")
+    return found
+
+
+def run(*args: str, stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
+    env = {**os.environ, "NO_COLOR": "1"}
+    return subprocess.run([logdoctor_exe(), *args], input=stdin, capture_output=True, timeout=60, env=env, check=False)
+
+
+def json_findings(out: bytes) -> list[dict[str, object]]:
+    return [json.loads(line) for line in out.decode().splitlines() if line.strip()]
+
+
+def test_pipe_copies_input_byte_for_byte_and_reports_on_stderr() -> None:
+    data = ENGINE_FIXTURE.read_bytes() + b"bad utf-8 \xff\xfe\x00 here\r\nlast line without newline"
+    proc = run(stdin=data)
+    assert proc.stdout == data
+    assert ROOT_CAUSE in proc.stderr.decode()
+    assert proc.returncode == 1
+
+
+def test_pipe_json_findings_on_stderr() -> None:
+    proc = run("--format", "json", stdin=ENGINE_FIXTURE.read_bytes())
+    findings = json_findings(proc.stderr)
+    assert [f["rule"] for f in findings if f["primary"]][:1] == [ROOT_CAUSE]
+
+
+def test_pipe_of_a_healthy_log_exits_0() -> None:
+    data = b"(APIServer pid=1) INFO 11-30 19:41:07 [entry.py:139] Starting vLLM server on http://0.0.0.0:8000\n"
+    proc = run(stdin=data)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, data, b"")
+
+
+def test_pipe_keeps_draining_when_its_reader_goes_away() -> None:
+    # A writer that would die of EPIPE if logdoctor stopped reading; the reader closes after 100 bytes.
+    body = ENGINE_FIXTURE.read_bytes()
+    writer_code = (
+        "import sys\n"
+        f"chunk = open({str(ENGINE_FIXTURE)!r}, 'rb').read()\n"
+        "for _ in range(300):\n"
+        "    sys.stdout.buffer.write(chunk)\n"
+        "sys.stdout.buffer.flush()\n"
+    )
+    writer = subprocess.Popen([sys.executable, "-c", writer_code], stdout=subprocess.PIPE)
+    doctor = subprocess.Popen([logdoctor_exe()], stdin=writer.stdout, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, env={**os.environ, "NO_COLOR": "1"})
+    assert writer.stdout is not None and doctor.stdout is not None and doctor.stderr is not None
+    writer.stdout.close()
+    assert doctor.stdout.read(100) == body[:100]
+    doctor.stdout.close()
+    stderr = doctor.stderr.read()
+    assert writer.wait(timeout=60) == 0
+    assert doctor.wait(timeout=60) == 1
+    assert ROOT_CAUSE in stderr.decode()
+
+
+@pytest.mark.parametrize(
+    "fixture",
+    [
+        ENGINE_FIXTURE,
+        FIXTURES / "framings" / "engine-core-kv-cache-too-small-0.33.log.gz",
+        FIXTURES / "framings" / "engine-core-kv-cache-too-small-0.33-cri.log",
+        FIXTURES / "framings" / "engine-core-kv-cache-too-small-0.33-docker-json.log",
+        FIXTURES / "framings" / "engine-core-kv-cache-too-small-0.33-compose.log",
+    ],
+    ids=lambda p: p.name,
+)
+def test_scan_each_framing_finds_the_engine_core_root_cause(fixture: Path) -> None:
+    proc = run("scan", "--format", "json", str(fixture))
+    assert proc.returncode == 1, proc.stderr
+    findings = json_findings(proc.stdout)
+    primary = [f for f in findings if f["primary"]]
+    assert [f["rule"] for f in primary] == [ROOT_CAUSE]
+    assert primary[0]["process"] == "EngineCore pid=81390"
+    wrapper = [f for f in findings if "Engine core initialization failed" in str(f["error"])]
+    assert wrapper and not wrapper[0]["primary"]
+
+
+def test_scan_text_report_names_file_cause_and_fix() -> None:
+    proc = run("scan", str(ENGINE_FIXTURE))
+    out = proc.stdout.decode()
+    assert str(ENGINE_FIXTURE) in out and ROOT_CAUSE in out and "--max-model-len 39968" in out
+
+
+def test_scan_a_folder_reads_its_log_files(tmp_path: Path) -> None:
+    shutil.copy(ENGINE_FIXTURE, tmp_path / "a.log")
+    (tmp_path / "b.log.1").write_bytes(b"INFO 11-30 19:41:07 [x.py:1] fine\n")
+    (tmp_path / "notes.txt").write_bytes(b"ValueError: not a log\n")
+    proc = run("scan", "--format", "json", str(tmp_path))
+    sources = {Path(str(f["source"])).name for f in json_findings(proc.stdout)}
+    assert sources == {"a.log"}
+
+
+def test_scan_missing_file_is_a_usage_error() -> None:
+    proc = run("scan", "/no/such/file.log")
+    assert proc.returncode == 2 and b"/no/such/file.log" in proc.stderr
+
+
+def test_unknown_option_is_a_usage_error() -> None:
+    assert run("scan", "--frobnicate", str(ENGINE_FIXTURE)).returncode == 2
+
+
+def test_broken_user_pattern_stops_with_its_file_and_id(tmp_path: Path) -> None:
+    (tmp_path / "bad.toml").write_text('[[pattern]]\nid = "mine.bad"\ntitle = "t"\n')
+    proc = run("scan", "--patterns", str(tmp_path), str(ENGINE_FIXTURE))
+    err = proc.stderr.decode()
+    assert proc.returncode == 2 and "bad.toml" in err and "mine.bad" in err
+
+
+def test_truncated_gzip_still_reports_what_was_read(tmp_path: Path) -> None:
+    whole = (FIXTURES / "framings" / "engine-core-kv-cache-too-small-0.33.log.gz").read_bytes()
+    cut = tmp_path / "cut.log.gz"
+    cut.write_bytes(whole[: len(whole) - 40])
+    proc = run("scan", "--format", "json", str(cut))
+    assert b"cut.log.gz" in proc.stderr  # says which file was cut short
+    assert proc.returncode in (1, 2)
+
+
+def test_schema_command_prints_the_finding_schema() -> None:
+    schema = json.loads(run("schema").stdout)
+    assert {"rule", "severity", "primary", "lines", "launch", "fix", "constraints"} <= set(schema["properties"])
+
+
+def test_readme_documents_the_current_schema() -> None:
+    readme = (FIXTURES.parent / "README.md").read_text()
+    schema = run("schema").stdout.decode().strip()
+    assert schema in readme, "README's schema block is stale: paste the output of `logdoctor schema`"

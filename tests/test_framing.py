@@ -1,0 +1,112 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from logdoctor.framing import MAX_LINE_CHARS, Framer, frame_bytes
+
+
+def texts(data: bytes) -> list[str]:
+    return [line.text for line in frame_bytes(data)]
+
+
+def test_plain_lines_keep_source_and_1_based_numbers() -> None:
+    lines = frame_bytes(b"one\ntwo\nthree", "server.log")
+    assert [(l.source, l.number, l.text) for l in lines] == [
+        ("server.log", 1, "one"),
+        ("server.log", 2, "two"),
+        ("server.log", 3, "three"),  # a last line without newline is not lost
+    ]
+
+
+def test_ansi_and_carriage_returns_are_removed() -> None:
+    raw = b"\x1b[1;36m(APIServer pid=1)\x1b[0;0m \x1b[32mINFO\x1b[0m 11-30 19:41:07 [x.py:1] hi\r\n"
+    assert texts(raw) == ["(APIServer pid=1) INFO 11-30 19:41:07 [x.py:1] hi"]
+
+
+def test_progress_bar_redraws_keep_the_last_segment() -> None:
+    assert texts(b"Loading 0%\rLoading 50%\rLoading 100%\r\n") == ["Loading 100%"]
+
+
+def test_invalid_utf8_and_nul_bytes_are_replaced_not_raised() -> None:
+    assert texts(b"bad \xff\xfe byte\x00 here\n") == ["bad \ufffd\ufffd byte\ufffd here"]
+
+
+def test_chunk_boundaries_do_not_change_the_lines() -> None:
+    data = "alpha\nbéta\r\n\x1b[31mgamma\x1b[0m\nlast".encode()
+    framer = Framer("-")
+    lines = []
+    for i in range(len(data)):
+        lines += framer.feed(data[i : i + 1])
+    lines += framer.flush()
+    assert [l.text for l in lines] == texts(data)
+
+
+def test_cri_partials_are_joined_and_stream_kept() -> None:
+    data = (
+        b"2026-11-30T19:41:07.123456789Z stdout P first half \n"
+        b"2026-11-30T19:41:07.223456789Z stderr F other stream\n"
+        b"2026-11-30T19:41:07.323456789Z stdout F second half\n"
+    )
+    lines = frame_bytes(data)
+    assert [(l.number, l.stream, l.text) for l in lines] == [
+        (2, "stderr", "other stream"),
+        (1, "stdout", "first half second half"),
+    ]
+
+
+def test_docker_json_file_lines_join_split_messages() -> None:
+    rows = [
+        {"log": "Traceback (most recent", "stream": "stderr", "time": "t"},
+        {"log": " call last):\n", "stream": "stderr", "time": "t"},
+        {"log": "\x1b[32mINFO\x1b[0m done\r\n", "stream": "stdout", "time": "t"},
+    ]
+    data = "".join(json.dumps(r) + "\n" for r in rows).encode()
+    lines = frame_bytes(data)
+    assert [(l.number, l.stream, l.text) for l in lines] == [
+        (1, "stderr", "Traceback (most recent call last):"),
+        (3, "stdout", "INFO done"),
+    ]
+
+
+def test_json_that_is_not_docker_framing_stays_plain() -> None:
+    assert texts(b'{"message": "hello"}\n') == ['{"message": "hello"}']
+
+
+def test_compose_prefixes_are_stripped_and_kept_as_origin() -> None:
+    lines = frame_bytes(b"vllm-1  | INFO 11-30 19:41:07 [x.py:1] hi\nvllm-1  | Traceback\n")
+    assert [(l.origin, l.text) for l in lines] == [("vllm-1", "INFO 11-30 19:41:07 [x.py:1] hi"), ("vllm-1", "Traceback")]
+
+
+def test_compose_detection_is_decided_per_source() -> None:
+    # A plain log whose later line happens to look like `word | text` is not compose output.
+    lines = frame_bytes(b"INFO 11-30 19:41:07 [x.py:1] hi\nrow  | cell\n")
+    assert lines[1].text == "row  | cell"
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b"2025-03-07T05:56:27.270Z INFO:     Started server process [1]\n",
+        b"\xc2\xa0 | 2025-03-07T05:56:27.270Z | INFO:     Started server process [1]\n",
+    ],
+)
+def test_collector_timestamps_are_removed(raw: bytes) -> None:
+    assert texts(raw) == ["INFO:     Started server process [1]"]
+
+
+def test_huge_lines_are_cut_for_analysis_and_marked() -> None:
+    data = b"x" * (MAX_LINE_CHARS * 3) + b"\nnext\n"
+    lines = frame_bytes(data)
+    assert len(lines[0].text) == MAX_LINE_CHARS and lines[0].truncated
+    assert lines[1].text == "next" and lines[1].number == 2
+
+
+def test_huge_line_fed_in_chunks_is_cut_too() -> None:
+    framer = Framer("-")
+    out = []
+    for _ in range(10):
+        out += framer.feed(b"y" * MAX_LINE_CHARS)
+    out += framer.feed(b"\nafter\n") + framer.flush()
+    assert [len(l.text) for l in out] == [MAX_LINE_CHARS, 5] and out[0].truncated

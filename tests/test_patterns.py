@@ -1,0 +1,106 @@
+"""Every pattern's own examples, run through the whole pipeline; plus the library's validation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from logdoctor.api import diagnose_text
+from logdoctor.library.loader import LibraryError, load_patterns, parse_file
+from logdoctor.library.matcher import Library
+
+PATTERNS = load_patterns()
+MATCH_CASES = [pytest.param(p.id, ex, id=f"{p.id}#{i}") for p in PATTERNS for i, ex in enumerate(p.examples.match)]
+NO_MATCH_CASES = [
+    pytest.param(p.id, ex, id=f"{p.id}#{i}") for p in PATTERNS for i, ex in enumerate(p.examples.no_match)
+]
+
+
+def rules_for(library: Library, text: str) -> list[str]:
+    return [f.rule for f in diagnose_text(text, library)]
+
+
+def test_library_is_not_empty_and_ids_are_unique() -> None:
+    ids = [p.id for p in PATTERNS]
+    assert len(ids) >= 30 and len(ids) == len(set(ids))
+
+
+@pytest.mark.parametrize("pattern", PATTERNS, ids=lambda p: p.id)
+def test_every_pattern_has_examples_and_near_misses(pattern) -> None:  # type: ignore[no-untyped-def]
+    assert pattern.examples.match and pattern.examples.no_match
+    assert pattern.source.versions and pattern.source.checked
+    assert pattern.explanation.strip() and pattern.fix.summary.strip()
+
+
+@pytest.mark.parametrize(("pattern_id", "example"), MATCH_CASES)
+def test_match_example_is_claimed_by_its_own_pattern(library: Library, pattern_id: str, example: str) -> None:
+    # The first finding of the snippet must be this pattern's: a higher-priority pattern that claims the
+    # example (a collision) fails here too.
+    rules = rules_for(library, example)
+    assert pattern_id in rules, f"{pattern_id} did not match its example; got {rules}"
+
+
+@pytest.mark.parametrize(("pattern_id", "example"), NO_MATCH_CASES)
+def test_near_miss_is_not_matched(library: Library, pattern_id: str, example: str) -> None:
+    assert pattern_id not in rules_for(library, example)
+
+
+def test_broken_file_names_file_pattern_and_problem(tmp_path: Path) -> None:
+    broken = tmp_path / "mine.toml"
+    broken.write_text(
+        '[[pattern]]\nid = "mine.bad"\ntitle = "t"\nseverity = "fatal"\nmatch = "x"\nexplanation = "e"\n'
+        '[pattern.fix]\nsummary = "s"\n[pattern.source]\nfile = "f"\n[pattern.examples]\nmatch = ["x"]\n'
+    )
+    with pytest.raises(LibraryError) as err:
+        load_patterns([str(tmp_path)])
+    message = str(err.value)
+    assert "mine.toml" in message and "mine.bad" in message and "severity" in message
+
+
+@pytest.mark.parametrize(
+    ("body", "problem"),
+    [
+        ('match = "(unclosed"', "not a valid regex"),
+        ('match = "x"\n[pattern.fix]\nsummary = "use {missing}"', "no such named group"),
+        ('match = "x"\nid2 = 1', "Extra inputs are not permitted"),
+    ],
+)
+def test_invalid_patterns_are_refused(body: str, problem: str) -> None:
+    text = '[[pattern]]\nid = "t.one"\ntitle = "t"\nseverity = "error"\nexplanation = "e"\n' + body
+    if "[pattern.fix]" not in text:
+        text += '\n[pattern.fix]\nsummary = "s"'
+    text += '\n[pattern.source]\nfile = "f"\n[pattern.examples]\nmatch = ["x"]\n'
+    with pytest.raises(LibraryError, match=problem):
+        parse_file("t.toml", text)
+
+
+def test_not_toml_is_refused() -> None:
+    with pytest.raises(LibraryError, match="not valid TOML"):
+        parse_file("t.toml", "[[pattern]\n")
+
+
+def test_user_patterns_are_loaded_and_tried_first(tmp_path: Path) -> None:
+    (tmp_path / "site.toml").write_text(
+        '[[pattern]]\nid = "site.custom-boom"\ntitle = "Our boom"\nseverity = "error"\nmatch = "boom"\n'
+        'explanation = "Our own error."\n[pattern.fix]\nsummary = "Call the on-call."\n'
+        '[pattern.source]\nfile = "our_app.py"\nversions = "*"\nchecked = "test"\n'
+        '[pattern.examples]\nmatch = ["ValueError: boom"]\nno_match = ["ValueError: bam"]\n'
+    )
+    library = Library.load([str(tmp_path)])
+    assert library.patterns[0].id == "site.custom-boom"
+    assert rules_for(library, "ValueError: boom") == ["site.custom-boom"]
+
+
+def test_runaway_regex_is_stopped_and_reported_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "slow.toml").write_text(
+        '[[pattern]]\nid = "slow.backtrack"\ntitle = "t"\nseverity = "error"\nwhere = "line"\n'
+        "match = '''(a|aa)+$'''\n"
+        'explanation = "e"\n[pattern.fix]\nsummary = "s"\n'
+        '[pattern.source]\nfile = "f"\n[pattern.examples]\nmatch = ["aaa"]\n'
+    )
+    library = Library.load([str(tmp_path)])
+    text = "\n".join(["a" * 40 + "!"] * 3)
+    diagnose_text(text, library)
+    err = capsys.readouterr().err
+    assert err.count("slow.backtrack") == 1 and "backtracks" in err
