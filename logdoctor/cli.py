@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -41,10 +42,19 @@ def make_reporter(fmt: str, out: TextIO) -> Reporter:
 
 
 def _add_common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--format", choices=("text", "json"), default="text",
-                        help="text for people (default), json for JSON Lines, one finding per line")
-    parser.add_argument("--patterns", action="append", default=[], metavar="DIR",
-                        help="extra pattern files or folders (repeatable; also $LOGDOCTOR_PATTERNS)")
+    parser.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="text for people (default), json for JSON Lines, one finding per line",
+    )
+    parser.add_argument(
+        "--patterns",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="extra pattern files or folders (repeatable; also $LOGDOCTOR_PATTERNS)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -77,8 +87,11 @@ def _load_library(patterns: Sequence[str]):  # type: ignore[no-untyped-def]
 
 def cmd_pipe(args: argparse.Namespace) -> int:
     if sys.stdin.isatty():
-        print("logdoctor: reads a log on standard input, e.g. `vllm serve MODEL 2>&1 | logdoctor`;"
-              " for a saved log use `logdoctor scan FILE`", file=sys.stderr)
+        print(
+            "logdoctor: reads a log on standard input, e.g. `vllm serve MODEL 2>&1 | logdoctor`;"
+            " for a saved log use `logdoctor scan FILE`",
+            file=sys.stderr,
+        )
         return EXIT_USAGE
     library = _load_library(args.patterns)
     if library is None:
@@ -89,10 +102,8 @@ def cmd_pipe(args: argparse.Namespace) -> int:
     reporter = make_reporter(args.format, sys.stderr)
     doctor = Doctor(library)
     pump(doctor, reporter.finding, sys.stdin.fileno(), sys.stdout.fileno())
-    try:
+    with contextlib.suppress(OSError, ValueError):  # stderr may be gone; the exit status still counts
         reporter.close()
-    except (OSError, ValueError):
-        pass
     return EXIT_FINDINGS if any(f.severity == "error" for f in doctor.findings) else EXIT_OK
 
 

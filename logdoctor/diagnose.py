@@ -71,7 +71,7 @@ def _diagnose_exceptions(event: Event, library: Library, launch: int) -> Finding
         if intro is not None:
             matches.append(intro)
     causes = [m for m in matches if m.pattern.role != "wrapper"]
-    chosen = (causes or matches or [None])[0]
+    chosen = (causes or matches)[0] if matches else None
     if chosen is not None:
         return _finding(event, chosen, launch, _event_severity(event, chosen.pattern.severity))
     original = next((e for e in event.exceptions if e.type), event.exceptions[0])

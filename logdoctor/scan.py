@@ -52,8 +52,9 @@ def _progress(enabled: bool, total: int) -> Iterator[_Advance | None]:
         return
     from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
 
-    with Progress("scanning", BarColumn(), DownloadColumn(), TimeRemainingColumn(), transient=True,
-                  console=None) as bar:
+    with Progress(
+        "scanning", BarColumn(), DownloadColumn(), TimeRemainingColumn(), transient=True, console=None
+    ) as bar:
         task = bar.add_task("scan", total=total)
         offset = 0
 

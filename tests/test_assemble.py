@@ -57,7 +57,11 @@ def test_raw_traceback_frames_carets_and_frames_without_source() -> None:
     (exc,) = event.exceptions
     assert exc.type == "RuntimeError"
     assert exc.message.startswith("Engine core initialization failed")
-    assert [f.function for f in exc.frames] == ["<module>", "uvloop.loop.Loop.run_until_complete", "wait_for_engine_startup"]
+    assert [f.function for f in exc.frames] == [
+        "<module>",
+        "uvloop.loop.Loop.run_until_complete",
+        "wait_for_engine_startup",
+    ]
     assert exc.frames[0].code == "sys.exit(main())"  # the caret line is not source
     assert exc.frames[1].code is None
     assert exc.innermost_vllm_frame is not None and exc.innermost_vllm_frame.line == 1473
@@ -74,19 +78,33 @@ def test_logger_prefixed_traceback_is_one_event_with_its_record() -> None:
 
 def test_logger_group_ends_when_the_header_changes() -> None:
     header = "(EngineCore pid=1) ERROR 11-30 19:42:03 [core.py:1584] "
-    events = assemble(header + "EngineCore failed to start.", header + "Traceback (most recent call last):",
-                      header + '  File "a.py", line 1, in f', header + "ValueError: boom",
-                      "(EngineCore pid=1) INFO 11-30 19:42:04 [core.py:9] next")
+    events = assemble(
+        header + "EngineCore failed to start.",
+        header + "Traceback (most recent call last):",
+        header + '  File "a.py", line 1, in f',
+        header + "ValueError: boom",
+        "(EngineCore pid=1) INFO 11-30 19:42:04 [core.py:9] next",
+    )
     assert [e.kind for e in events] == ["traceback", "record"]
 
 
 def test_chained_exceptions_stay_one_event_original_first() -> None:
     lines = [
-        "Traceback (most recent call last):", '  File "a.py", line 1, in f', "KeyError: 'x'", "",
-        "During handling of the above exception, another exception occurred:", "",
-        "Traceback (most recent call last):", '  File "b.py", line 2, in g', "RuntimeError: wrapped", "",
-        "The above exception was the direct cause of the following exception:", "",
-        "Traceback (most recent call last):", '  File "c.py", line 3, in h', "OSError: outer",
+        "Traceback (most recent call last):",
+        '  File "a.py", line 1, in f',
+        "KeyError: 'x'",
+        "",
+        "During handling of the above exception, another exception occurred:",
+        "",
+        "Traceback (most recent call last):",
+        '  File "b.py", line 2, in g',
+        "RuntimeError: wrapped",
+        "",
+        "The above exception was the direct cause of the following exception:",
+        "",
+        "Traceback (most recent call last):",
+        '  File "c.py", line 3, in h',
+        "OSError: outer",
     ]
     (event,) = tracebacks(assemble(*lines))
     assert [e.type for e in event.exceptions] == ["KeyError", "RuntimeError", "OSError"]
@@ -94,8 +112,9 @@ def test_chained_exceptions_stay_one_event_original_first() -> None:
 
 
 def test_exception_line_without_colon() -> None:
-    (event,) = tracebacks(assemble("Traceback (most recent call last):", '  File "a.py", line 1, in f',
-                                   "KeyboardInterrupt"))
+    (event,) = tracebacks(
+        assemble("Traceback (most recent call last):", '  File "a.py", line 1, in f', "KeyboardInterrupt")
+    )
     assert (event.exceptions[0].type, event.exceptions[0].message) == ("KeyboardInterrupt", "")
 
 
@@ -117,11 +136,13 @@ def test_pydantic_validation_error_keeps_its_detail_lines() -> None:
 
 
 def test_pydantic_assertion_failed_counts_as_assertion_error() -> None:
-    (event,) = tracebacks(assemble(
-        "pydantic_core._pydantic_core.ValidationError: 1 validation error for VllmConfig",
-        "  Assertion failed, Chunked prefill is required for Mamba prefix caching. [type=assertion_error, "
-        "input_value=ArgsKwargs((), {}), input_type=ArgsKwargs]",
-    ))
+    (event,) = tracebacks(
+        assemble(
+            "pydantic_core._pydantic_core.ValidationError: 1 validation error for VllmConfig",
+            "  Assertion failed, Chunked prefill is required for Mamba prefix caching. [type=assertion_error, "
+            "input_value=ArgsKwargs((), {}), input_type=ArgsKwargs]",
+        )
+    )
     assert "AssertionError" in event.exceptions[0].type_names
 
 
@@ -140,12 +161,15 @@ def test_pydantic_multi_line_message_continues_until_its_type_suffix() -> None:
 
 
 def test_multi_line_exception_message() -> None:
-    (event,) = tracebacks(assemble(
-        "Traceback (most recent call last):", '  File "a.py", line 1, in f',
-        "ValueError: World size (8) is larger than the number of available GPUs (4) in this node. If this is",
-        "- ray, set '--distributed-executor-backend ray'.",
-        "- multiprocessing, set '--nnodes' appropriately.",
-    ))
+    (event,) = tracebacks(
+        assemble(
+            "Traceback (most recent call last):",
+            '  File "a.py", line 1, in f',
+            "ValueError: World size (8) is larger than the number of available GPUs (4) in this node. If this is",
+            "- ray, set '--distributed-executor-backend ray'.",
+            "- multiprocessing, set '--nnodes' appropriately.",
+        )
+    )
     assert event.exceptions[0].message.endswith("appropriately.")
 
 
@@ -160,8 +184,8 @@ def test_process_dump_preamble_attaches_to_its_traceback() -> None:
 
 
 def test_interleaved_processes_keep_separate_tracebacks() -> None:
-    a = ["(APIServer pid=1) " + l for l in RAW_TB]
-    b = ["(EngineCore_DP0 pid=2) " + l.replace("RuntimeError", "ValueError") for l in RAW_TB]
+    a = ["(APIServer pid=1) " + line for line in RAW_TB]
+    b = ["(EngineCore_DP0 pid=2) " + line.replace("RuntimeError", "ValueError") for line in RAW_TB]
     mixed = [x for pair in zip(a, b, strict=True) for x in pair]
     events = tracebacks(assemble(*mixed))
     assert sorted(e.exceptions[0].type for e in events) == ["RuntimeError", "ValueError"]
@@ -189,10 +213,17 @@ def test_quiet_stream_completes_on_tick_not_before() -> None:
 
 
 def test_stripped_indentation_is_understood() -> None:
-    (event,) = tracebacks(assemble(
-        "Traceback (most recent call last):", 'File "a.py", line 1, in f', "torch._C._cuda_init()",
-        'File "b.py", line 2, in g', "x", 'File "c.py", line 3, in h', "RuntimeError: No CUDA GPUs are available",
-    ))
+    (event,) = tracebacks(
+        assemble(
+            "Traceback (most recent call last):",
+            'File "a.py", line 1, in f',
+            "torch._C._cuda_init()",
+            'File "b.py", line 2, in g',
+            "x",
+            'File "c.py", line 3, in h',
+            "RuntimeError: No CUDA GPUs are available",
+        )
+    )
     (exc,) = event.exceptions
     assert exc.type == "RuntimeError" and [f.code for f in exc.frames] == ["torch._C._cuda_init()", "x", None]
 

@@ -65,8 +65,13 @@ def test_pipe_keeps_draining_when_its_reader_goes_away() -> None:
         "sys.stdout.buffer.flush()\n"
     )
     writer = subprocess.Popen([sys.executable, "-c", writer_code], stdout=subprocess.PIPE)
-    doctor = subprocess.Popen([logdoctor_exe()], stdin=writer.stdout, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, env={**os.environ, "NO_COLOR": "1"})
+    doctor = subprocess.Popen(
+        [logdoctor_exe()],
+        stdin=writer.stdout,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
     assert writer.stdout is not None and doctor.stdout is not None and doctor.stderr is not None
     writer.stdout.close()
     assert doctor.stdout.read(100) == body[:100]

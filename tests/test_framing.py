@@ -13,7 +13,7 @@ def texts(data: bytes) -> list[str]:
 
 def test_plain_lines_keep_source_and_1_based_numbers() -> None:
     lines = frame_bytes(b"one\ntwo\nthree", "server.log")
-    assert [(l.source, l.number, l.text) for l in lines] == [
+    assert [(line.source, line.number, line.text) for line in lines] == [
         ("server.log", 1, "one"),
         ("server.log", 2, "two"),
         ("server.log", 3, "three"),  # a last line without newline is not lost
@@ -40,7 +40,7 @@ def test_chunk_boundaries_do_not_change_the_lines() -> None:
     for i in range(len(data)):
         lines += framer.feed(data[i : i + 1])
     lines += framer.flush()
-    assert [l.text for l in lines] == texts(data)
+    assert [line.text for line in lines] == texts(data)
 
 
 def test_cri_partials_are_joined_and_stream_kept() -> None:
@@ -50,7 +50,7 @@ def test_cri_partials_are_joined_and_stream_kept() -> None:
         b"2026-11-30T19:41:07.323456789Z stdout F second half\n"
     )
     lines = frame_bytes(data)
-    assert [(l.number, l.stream, l.text) for l in lines] == [
+    assert [(line.number, line.stream, line.text) for line in lines] == [
         (2, "stderr", "other stream"),
         (1, "stdout", "first half second half"),
     ]
@@ -64,7 +64,7 @@ def test_docker_json_file_lines_join_split_messages() -> None:
     ]
     data = "".join(json.dumps(r) + "\n" for r in rows).encode()
     lines = frame_bytes(data)
-    assert [(l.number, l.stream, l.text) for l in lines] == [
+    assert [(line.number, line.stream, line.text) for line in lines] == [
         (1, "stderr", "Traceback (most recent call last):"),
         (3, "stdout", "INFO done"),
     ]
@@ -76,7 +76,10 @@ def test_json_that_is_not_docker_framing_stays_plain() -> None:
 
 def test_compose_prefixes_are_stripped_and_kept_as_origin() -> None:
     lines = frame_bytes(b"vllm-1  | INFO 11-30 19:41:07 [x.py:1] hi\nvllm-1  | Traceback\n")
-    assert [(l.origin, l.text) for l in lines] == [("vllm-1", "INFO 11-30 19:41:07 [x.py:1] hi"), ("vllm-1", "Traceback")]
+    assert [(line.origin, line.text) for line in lines] == [
+        ("vllm-1", "INFO 11-30 19:41:07 [x.py:1] hi"),
+        ("vllm-1", "Traceback"),
+    ]
 
 
 def test_compose_detection_is_decided_per_source() -> None:
@@ -109,4 +112,4 @@ def test_huge_line_fed_in_chunks_is_cut_too() -> None:
     for _ in range(10):
         out += framer.feed(b"y" * MAX_LINE_CHARS)
     out += framer.feed(b"\nafter\n") + framer.flush()
-    assert [len(l.text) for l in out] == [MAX_LINE_CHARS, 5] and out[0].truncated
+    assert [len(line.text) for line in out] == [MAX_LINE_CHARS, 5] and out[0].truncated

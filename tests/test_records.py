@@ -9,21 +9,51 @@ from tests.conftest import records
     ("text", "process", "pid", "level", "location", "message"),
     [
         # style A (<= 0.7): file:line] without the opening bracket
-        ("INFO 12-27 10:00:01 api_server.py:712] vLLM API server version 0.6.6.post1", None, None, "INFO",
-         "api_server.py:712", "vLLM API server version 0.6.6.post1"),
+        (
+            "INFO 12-27 10:00:01 api_server.py:712] vLLM API server version 0.6.6.post1",
+            None,
+            None,
+            "INFO",
+            "api_server.py:712",
+            "vLLM API server version 0.6.6.post1",
+        ),
         # style B (0.8 - 0.30)
-        ("ERROR 05-02 09:12:03 [core.py:396] EngineCore hit an exception.", None, None, "ERROR", "core.py:396",
-         "EngineCore hit an exception."),
+        (
+            "ERROR 05-02 09:12:03 [core.py:396] EngineCore hit an exception.",
+            None,
+            None,
+            "ERROR",
+            "core.py:396",
+            "EngineCore hit an exception.",
+        ),
         # style C (0.10.1 - 0.30): wrapper prefix; 0.10.1 names hold a space
         ("(VllmWorker TP0 pid=7) WARNING 08-20 10:00:00 [x.py:1] w", "VllmWorker TP0", 7, "WARNING", "x.py:1", "w"),
-        ("(Worker_TP0 pid=12390) INFO 10-13 17:38:53 [cuda.py:325] Using Flash Attention backend on V1 engine.",
-         "Worker_TP0", 12390, "INFO", "cuda.py:325", "Using Flash Attention backend on V1 engine."),
+        (
+            "(Worker_TP0 pid=12390) INFO 10-13 17:38:53 [cuda.py:325] Using Flash Attention backend on V1 engine.",
+            "Worker_TP0",
+            12390,
+            "INFO",
+            "cuda.py:325",
+            "Using Flash Attention backend on V1 engine.",
+        ),
         # style D (0.31+) with DEBUG's shortened path
-        ("(EngineCore_DP0 pid=81390) DEBUG 11-30 19:41:07 [v1/engine/core.py:139] x", "EngineCore_DP0", 81390,
-         "DEBUG", "v1/engine/core.py:139", "x"),
+        (
+            "(EngineCore_DP0 pid=81390) DEBUG 11-30 19:41:07 [v1/engine/core.py:139] x",
+            "EngineCore_DP0",
+            81390,
+            "DEBUG",
+            "v1/engine/core.py:139",
+            "x",
+        ),
         # Ray prefixes, with and without a name
-        ("(RayWorkerWrapper pid=5, ip=10.0.0.2) INFO 02-19 03:45:16 [x.py:2] y", "RayWorkerWrapper", 5, "INFO",
-         "x.py:2", "y"),
+        (
+            "(RayWorkerWrapper pid=5, ip=10.0.0.2) INFO 02-19 03:45:16 [x.py:2] y",
+            "RayWorkerWrapper",
+            5,
+            "INFO",
+            "x.py:2",
+            "y",
+        ),
         ("(pid=9, ip=10.0.0.2) ERROR 02-19 03:45:16 [x.py:2] z", "ray", 9, "ERROR", "x.py:2", "z"),
         # empty message (the first line of the ASCII logo)
         ("(APIServer pid=1) INFO 11-30 19:41:07 [startup.py:38] ", "APIServer", 1, "INFO", "startup.py:38", ""),
@@ -35,11 +65,16 @@ def test_vllm_record_prefixes(
     (record,) = records(text)
     assert record.kind == "vllm"
     assert (record.process, record.pid, record.level, record.location, record.message) == (
-        process, pid, level, location, message)
+        process,
+        pid,
+        level,
+        location,
+        message,
+    )
 
 
 def test_wrapper_prefix_on_raw_lines() -> None:
-    (record,) = records("(APIServer pid=51234)   File \"/x/vllm/cli/main.py\", line 97, in main")
+    (record,) = records('(APIServer pid=51234)   File "/x/vllm/cli/main.py", line 97, in main')
     assert (record.kind, record.process, record.level) == ("raw", "APIServer", None)
     assert record.message == '  File "/x/vllm/cli/main.py", line 97, in main'
 

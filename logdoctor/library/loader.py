@@ -21,8 +21,11 @@ class LibraryError(Exception):
 
 def builtin_files() -> list[tuple[str, str]]:
     folder = resources.files("logdoctor").joinpath("patterns")
-    found = [(f"logdoctor/patterns/{entry.name}", entry.read_text("utf-8"))
-             for entry in folder.iterdir() if entry.name.endswith(".toml")]
+    found = [
+        (f"logdoctor/patterns/{entry.name}", entry.read_text("utf-8"))
+        for entry in folder.iterdir()
+        if entry.name.endswith(".toml")
+    ]
     return sorted(found)
 
 

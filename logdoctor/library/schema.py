@@ -96,6 +96,3 @@ class Pattern(_Strict):
         if self.role == "benign" and self.severity != "info":
             raise ValueError("a benign pattern must have severity 'info'")
         return self
-
-
-

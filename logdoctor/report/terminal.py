@@ -45,9 +45,7 @@ class TerminalReporter:
         if f.docs:
             fix.append(f"\n  {f.docs}\n", style="blue")
         parts += [Text("Fix", style="underline"), fix]
-        self.console.print(
-            Panel(Group(*parts), title=Text(headline(f), style=_STYLE[f.severity]), title_align="left")
-        )
+        self.console.print(Panel(Group(*parts), title=Text(headline(f), style=_STYLE[f.severity]), title_align="left"))
 
     def close(self) -> None:
         self.console.file.flush()

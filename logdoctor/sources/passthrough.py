@@ -15,10 +15,11 @@ import sys
 import time
 import traceback
 from collections.abc import Callable
+from functools import partial
 from typing import TypeVar
 
 from logdoctor.doctor import Doctor
-from logdoctor.framing import Framer
+from logdoctor.framing import Framer, Line
 from logdoctor.model import Finding
 
 CHUNK = 1 << 16
@@ -41,7 +42,9 @@ class Guard:
             if self.failures == 1:
                 detail = traceback.format_exc(limit=3)
                 try:
-                    sys.stderr.write(f"logdoctor: internal error, diagnosis may be incomplete (log copy continues):\n{detail}")
+                    sys.stderr.write(
+                        f"logdoctor: internal error, diagnosis may be incomplete (log copy continues):\n{detail}"
+                    )
                     sys.stderr.flush()
                 except (OSError, ValueError):
                     pass
@@ -55,6 +58,10 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[written:]
 
 
+NO_FINDINGS: list[Finding] = []
+NO_LINES: list[Line] = []
+
+
 def pump(
     doctor: Doctor,
     emit: Callable[[Finding], None],
@@ -64,14 +71,21 @@ def pump(
 ) -> Guard:
     guard = Guard()
     framer = Framer(source)
+
+    def deliver(produce: Callable[[], list[Finding]]) -> None:
+        for finding in guard.call(produce, NO_FINDINGS):
+            guard.call(partial(emit, finding), None)
+
+    def analyse(lines: list[Line], now: float) -> None:
+        for line in lines:
+            deliver(partial(doctor.feed, line, now))
+
     copying = True
     while True:
         if doctor.pending:
             ready, _, _ = select.select([stdin_fd], [], [], TICK_SECONDS)
             if not ready:
-                now = time.monotonic()
-                for finding in guard.call(lambda: doctor.tick(now), []):
-                    guard.call(lambda f=finding: emit(f), None)  # type: ignore[misc]
+                deliver(partial(doctor.tick, time.monotonic()))
                 continue
         try:
             data = os.read(stdin_fd, CHUNK)
@@ -82,18 +96,9 @@ def pump(
         if copying:
             try:
                 _write_all(stdout_fd, data)
-            except BrokenPipeError:
-                copying = False  # the reader left; keep draining so the writer is not killed
-            except OSError:
+            except OSError:  # EPIPE and friends: the reader left; keep draining so the writer lives
                 copying = False
-        now = time.monotonic()
-        lines = guard.call(lambda: framer.feed(data), [])
-        for line in lines:
-            for finding in guard.call(lambda ln=line: doctor.feed(ln, now), []):  # type: ignore[misc]
-                guard.call(lambda f=finding: emit(f), None)  # type: ignore[misc]
-    for line in guard.call(framer.flush, []):
-        for finding in guard.call(lambda ln=line: doctor.feed(ln, time.monotonic()), []):  # type: ignore[misc]
-            guard.call(lambda f=finding: emit(f), None)  # type: ignore[misc]
-    for finding in guard.call(doctor.flush, []):
-        guard.call(lambda f=finding: emit(f), None)  # type: ignore[misc]
+        analyse(guard.call(partial(framer.feed, data), NO_LINES), time.monotonic())
+    analyse(guard.call(framer.flush, NO_LINES), time.monotonic())
+    deliver(doctor.flush)
     return guard

@@ -1,0 +1,149 @@
+"""Diagnosis and root-cause ranking, driven with plain lines through the pure core."""
+
+from __future__ import annotations
+
+from logdoctor.api import diagnose_lines
+from logdoctor.doctor import Doctor
+from logdoctor.framing import Line
+from logdoctor.library.matcher import Library
+from logdoctor.model import Finding
+
+ENGINE = "(EngineCore pid=2) ERROR 11-30 19:42:03 [core.py:1584] "
+API = "(APIServer pid=1) "
+KV_ERROR = (
+    "ValueError: To serve at least one request with the model's max seq len (131072), (16.0 GiB KV cache "
+    "is needed, which is larger than the available KV cache memory (4.88 GiB). Based on the available "
+    "memory, the estimated maximum model length is 39968. Try increasing `gpu_memory_utilization`."
+)
+WRAPPER = (
+    "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {'EngineCore': 1}"
+)
+
+
+def traceback(prefix: str, exception: str, func: str = "f") -> list[str]:
+    return [
+        prefix + "Traceback (most recent call last):",
+        prefix + f'  File "/x/vllm/a.py", line 1, in {func}',
+        prefix + "    raise",
+        prefix + exception,
+    ]
+
+
+def primary(findings: list[Finding]) -> list[Finding]:
+    return [f for f in findings if f.primary]
+
+
+def test_engine_core_cause_beats_the_api_server_wrapper(library: Library) -> None:
+    lines = [ENGINE + "EngineCore failed to start.", *traceback(ENGINE, KV_ERROR), *traceback(API, WRAPPER)]
+    findings = diagnose_lines(lines, library)
+    (root,) = primary(findings)
+    assert root.rule == "memory.kv-cache-too-small" and root.process == "EngineCore pid=2"
+    assert "39968" in root.fix.summary
+    assert len(findings) == 2
+
+
+def test_wrapper_alone_is_primary_when_no_cause_was_logged(library: Library) -> None:
+    (root,) = primary(diagnose_lines(traceback(API, WRAPPER), library))
+    assert root.role == "wrapper"
+
+
+def test_the_same_error_from_several_ranks_is_one_finding(library: Library) -> None:
+    lines = []
+    for rank in range(4):
+        lines += traceback(
+            f"(Worker_TP{rank} pid={10 + rank}) ",
+            f"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU {rank} "
+            "has a total capacity of 15.57 GiB of which 1.06 GiB is free.",
+            "load_model",
+        )
+    findings = diagnose_lines(lines, library)
+    assert len(findings) == 1 and findings[0].occurrences == 4 and findings[0].process == "Worker_TP0 pid=10"
+
+
+def test_chained_exceptions_report_the_original(library: Library) -> None:
+    lines = [
+        "Traceback (most recent call last):",
+        '  File "a.py", line 1, in <module>',
+        "ZeroDivisionError: division by zero",
+        "",
+        "During handling of the above exception, another exception occurred:",
+        "",
+        "Traceback (most recent call last):",
+        '  File "b.py", line 2, in <module>',
+        "RuntimeError: re-raised",
+    ]
+    (root,) = primary(diagnose_lines(lines, library))
+    assert (root.rule, root.error.type) == ("unrecognized", "ZeroDivisionError")
+
+
+def test_unrecognized_error_names_the_innermost_vllm_frame(library: Library) -> None:
+    lines = [
+        "Traceback (most recent call last):",
+        '  File "/usr/lib/vllm/engine/x.py", line 7, in build',
+        "    do_it()",
+        '  File "/usr/lib/python3.12/other.py", line 3, in do_it',
+        "ZeroDivisionError: boom",
+    ]
+    (root,) = diagnose_lines(lines, library)
+    assert "vllm/engine/x.py, line 7, in build: `do_it()`" in root.explanation
+
+
+def test_each_launch_has_exactly_one_primary(library: Library) -> None:
+    launch = [
+        "INFO 11-30 19:41:07 [api_server.py:1] vLLM API server version 0.11.0",
+        "INFO 11-30 19:41:07 [utils.py:1] non-default args: {'model': 'm'}",
+    ]
+    lines = launch + traceback("", KV_ERROR) + launch + traceback("", WRAPPER) + traceback("", KV_ERROR)
+    findings = diagnose_lines(lines, library)
+    assert sorted((f.launch, f.rule) for f in primary(findings)) == [
+        (1, "memory.kv-cache-too-small"),
+        (2, "memory.kv-cache-too-small"),
+    ]
+
+
+def test_request_errors_are_warnings_not_a_dead_server(library: Library) -> None:
+    header = "ERROR 08-18 19:58:43 [serving_chat.py:203] "
+    lines = [header + "Error in preprocessing prompt inputs", *traceback(header, "ValueError: prompt too long")]
+    (finding,) = diagnose_lines(lines, library)
+    assert finding.severity == "warning"
+
+
+def test_errors_during_a_requested_shutdown_are_info(library: Library) -> None:
+    lines = [
+        "INFO:     Application startup complete.",
+        "INFO 04-14 08:41:19 [launcher.py:59] Shutting down FastAPI HTTP server.",
+        *traceback(
+            "",
+            "vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. "
+            "See stack trace (above) for the root cause.",
+        ),
+    ]
+    findings = diagnose_lines(lines, library)
+    dead = [f for f in findings if f.error.type and "EngineDeadError" in f.error.type]
+    assert [(f.severity, f.primary) for f in dead] == [("info", False)]
+    assert not primary(findings)
+
+
+def test_a_crash_before_the_server_was_up_is_not_excused_by_a_shutdown(library: Library) -> None:
+    lines = ["INFO 04-14 08:41:19 [launcher.py:59] Shutting down FastAPI HTTP server.", *traceback("", KV_ERROR)]
+    (finding,) = [f for f in diagnose_lines(lines, library) if f.severity != "info"]
+    assert finding.severity == "error" and finding.primary
+
+
+def test_unrecognized_error_line_is_a_warning(library: Library) -> None:
+    (finding,) = diagnose_lines(["(APIServer pid=1) ERROR 08-01 10:00:00 [x.py:1] Something odd happened"], library)
+    assert (finding.rule, finding.severity) == ("unrecognized", "warning")
+
+
+def test_info_lines_make_no_findings(library: Library) -> None:
+    assert diagnose_lines(["INFO 08-01 10:00:00 [x.py:1] Loading weights took 5.61 seconds"], library) == []
+
+
+def test_streaming_emits_when_the_stream_goes_quiet(library: Library) -> None:
+    doctor = Doctor(library, quiet=0.5)
+    emitted = []
+    for n, text in enumerate(traceback("", KV_ERROR), 1):
+        emitted += doctor.feed(Line("-", n, text), now=100.0)
+    assert emitted == []
+    (finding,) = doctor.tick(100.6)
+    assert finding.primary and finding.rule == "memory.kv-cache-too-small"
