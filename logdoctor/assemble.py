@@ -215,8 +215,9 @@ class _TracebackReader:
             return True
         if self.state == "frames" and kind == "other":
             return True
-        if self.state == "exception" and kind == "other":
-            if self.pydantic_open:
+        if self.state in ("exception", "exc_blank") and kind == "other":
+            # Multi-line (even multi-paragraph) messages print unindented: GatedRepoError's does.
+            if self.pydantic_open and self.state == "exception":
                 return True
             return self.unindented < MAX_UNINDENTED_CONTINUATION and not _NEW_THING.match(record.message)
         return False
@@ -234,7 +235,10 @@ class _TracebackReader:
                 return
         if next_state is None:
             # Only reached inside a logger group, or for an accepted unindented continuation line.
-            if self.state == "exception" and kind == "other":
+            if self.state in ("exception", "exc_blank") and kind == "other":
+                if self.state == "exc_blank":
+                    self._extend_message(None, indented=True)  # keep the paragraph break
+                    self.state = "exception"
                 self._extend_message(record, indented=False)
             elif kind == "tb_start":
                 self.state = "frames"
@@ -305,9 +309,12 @@ class _TracebackReader:
             self.start_exception(None, "", "")
             self._carry_frames()
 
-    def _extend_message(self, record: Record, indented: bool) -> None:
+    def _extend_message(self, record: Record | None, indented: bool) -> None:
         exc = self.current
         if exc is None:
+            return
+        if record is None:
+            exc.message += "\n"
             return
         message = record.message
         if not indented:

@@ -234,3 +234,23 @@ def test_huge_traceback_is_capped_and_still_diagnosed() -> None:
     assert len(event.records) == MAX_EVENT_HEAD + MAX_EVENT_TAIL
     assert event.truncated and event.exceptions[0].type == "RecursionError"
     assert event.last_line == len(frames) + 2
+
+
+def test_multi_paragraph_message_and_its_chain_stay_one_event() -> None:
+    (event,) = tracebacks(
+        assemble(
+            "Traceback (most recent call last):",
+            '  File "a.py", line 1, in f',
+            "huggingface_hub.errors.GatedRepoError: 403 Client Error.",
+            "",
+            "Cannot access gated repo for url https://example.invalid/config.json.",
+            "",
+            "The above exception was the direct cause of the following exception:",
+            "",
+            "Traceback (most recent call last):",
+            '  File "b.py", line 2, in g',
+            "OSError: You are trying to access a gated repo.",
+        )
+    )
+    assert [e.short_type for e in event.exceptions] == ["GatedRepoError", "OSError"]
+    assert event.exceptions[0].message.endswith("Cannot access gated repo for url https://example.invalid/config.json.")
