@@ -63,19 +63,27 @@ def _diagnose(event: Event, library: Library, launch: int) -> Finding | None:
 
 
 def _diagnose_exceptions(event: Event, library: Library, launch: int) -> Finding:
-    # Chained exceptions print the original first. The original is the root cause unless only a later
-    # one is recognised (a KeyboardInterrupt raised while handling a misleading AttributeError).
-    matches = [m for m in (library.match_exception(e, event) for e in event.exceptions) if m is not None]
-    if event.logged:
-        intro = library.match_line(event.record)
-        if intro is not None:
-            matches.append(intro)
-    causes = [m for m in matches if m.pattern.role != "wrapper"]
-    chosen = (causes or matches)[0] if matches else None
-    if chosen is not None:
-        return _finding(event, chosen, launch, _event_severity(event, chosen.pattern.severity))
-    original = next((e for e in event.exceptions if e.type), event.exceptions[0])
-    return _unrecognized(event, original, launch, "error" if _is_fatal(event) else "warning")
+    """Which exception of the event is its error, and which pattern explains it.
+
+    Chained exceptions print the original first, and the original is the root cause, unless only a
+    later one is recognised (a KeyboardInterrupt raised while handling a misleading AttributeError).
+    A wrapper ("See root cause above") never outranks an exception it could be wrapping.
+    """
+    found = [(exc, library.match_exception(exc, event)) for exc in event.exceptions]
+    intro = library.match_line(event.record) if event.logged else None
+    cause = next((m for _, m in found if m is not None and m.pattern.role != "wrapper"), None)
+    if cause is None and intro is not None and intro.pattern.role == "cause":
+        cause = intro
+    if cause is not None:
+        return _finding(event, cause, launch, _event_severity(event, cause.pattern.severity))
+    unknown = next((exc for exc, m in found if m is None and exc.type), None)
+    fatal_severity = "error" if _is_fatal(event) else "warning"
+    if unknown is not None:
+        return _unrecognized(event, unknown, launch, fatal_severity)
+    fallback = next((m for _, m in found if m is not None), None) or intro
+    if fallback is not None:
+        return _finding(event, fallback, launch, _event_severity(event, fallback.pattern.severity))
+    return _unrecognized(event, event.exceptions[0], launch, fatal_severity)
 
 
 def _event_severity(event: Event, severity: str) -> str:

@@ -147,3 +147,24 @@ def test_streaming_emits_when_the_stream_goes_quiet(library: Library) -> None:
     assert emitted == []
     (finding,) = doctor.tick(100.6)
     assert finding.primary and finding.rule == "memory.kv-cache-too-small"
+
+
+def test_a_wrapper_never_outranks_the_unknown_exception_it_wraps(library: Library) -> None:
+    lines = [
+        "Traceback (most recent call last):",
+        '  File "a.py", line 1, in <module>',
+        "ZeroDivisionError: division by zero",
+        "",
+        "The above exception was the direct cause of the following exception:",
+        "",
+        "Traceback (most recent call last):",
+        '  File "b.py", line 2, in <module>',
+        WRAPPER,
+    ]
+    (root,) = primary(diagnose_lines(lines, library))
+    assert (root.rule, root.error.type) == ("unrecognized", "ZeroDivisionError")
+
+
+def test_engine_core_death_line_alone_is_an_error(library: Library) -> None:
+    (root,) = primary(diagnose_lines([ENGINE + "EngineCore failed to start."], library))
+    assert (root.rule, root.severity) == ("engine.core-failed-to-start", "error")
