@@ -15,6 +15,7 @@ from logdoctor.model import Finding
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 PROGRESS_MIN_BYTES = 32 << 20  # show a progress bar only when the input takes a while
+PROGRESS_ENV = "LOGDOCTOR_PROGRESS_MIN_BYTES"  # override (tests; people who always want one)
 
 
 class Reporter(Protocol):
@@ -122,7 +123,8 @@ def cmd_scan(args: argparse.Namespace) -> int:
 
     reporter = make_reporter(args.format, sys.stdout)
     total = sum(p.stat().st_size for p in paths)
-    progress = args.format == "text" and sys.stderr.isatty() and total >= PROGRESS_MIN_BYTES
+    threshold = int(os.environ.get(PROGRESS_ENV, PROGRESS_MIN_BYTES))
+    progress = args.format == "text" and sys.stderr.isatty() and total >= threshold
     result = scan_paths(paths, library, reporter, progress=progress)
     reporter.close()
     if result.unreadable:

@@ -153,3 +153,35 @@ def test_readme_documents_the_current_schema() -> None:
     readme = (FIXTURES.parent / "README.md").read_text()
     schema = run("schema").stdout.decode().strip()
     assert schema in readme, "README's schema block is stale: paste the output of `logdoctor schema`"
+
+
+def _run_on_terminal(*args: str) -> tuple[int, bytes]:
+    """Run with stdout and stderr on a pseudo-terminal; return the exit status and what it showed."""
+    import pty
+
+    main, secondary = pty.openpty()
+    env = {**os.environ, "LOGDOCTOR_PROGRESS_MIN_BYTES": "0", "COLUMNS": "120", "TERM": "xterm"}
+    env.pop("NO_COLOR", None)
+    proc = subprocess.Popen([logdoctor_exe(), *args], stdout=secondary, stderr=secondary, env=env)
+    os.close(secondary)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(main, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(main)
+    return proc.wait(timeout=60), shown
+
+
+def test_terminal_gets_panels_and_a_progress_bar() -> None:
+    status, shown = _run_on_terminal("scan", str(ENGINE_FIXTURE))
+    assert status == 1 and b"scanning" in shown and b"\x1b[" in shown and ROOT_CAUSE.encode() in shown
+
+
+def test_json_on_a_terminal_has_no_progress_bar_or_colour() -> None:
+    status, shown = _run_on_terminal("scan", "--format", "json", str(ENGINE_FIXTURE))
+    assert status == 1 and b"scanning" not in shown and b"\x1b[" not in shown

@@ -10,7 +10,7 @@ from rich.text import Text
 
 from logdoctor.model import Finding
 from logdoctor.report import redacted
-from logdoctor.report.text import evidence_excerpt, headline, where
+from logdoctor.report.text import evidence_excerpt, headline, shorten, where
 
 _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
@@ -26,7 +26,7 @@ class TerminalReporter:
         f = redacted(finding)
         parts: list[Text] = [Text(where(f), style="dim")]
         error = f"{f.error.type}: {f.error.message}" if f.error.type else f.error.message
-        parts.append(Text(error.splitlines()[0] if error else "", style="bold"))
+        parts.append(Text(shorten(error.splitlines()[0]) if error else "", style="bold"))
         evidence = Text()
         for item in evidence_excerpt(f.evidence):
             if item is None:

@@ -8,6 +8,7 @@ from typing import TextIO
 from logdoctor.model import EvidenceLine, Finding
 from logdoctor.report import redacted
 
+ERROR_LINE_CHARS = 240
 EVIDENCE_HEAD = 2
 EVIDENCE_TAIL = 10
 
@@ -17,6 +18,10 @@ def evidence_excerpt(evidence: list[EvidenceLine]) -> list[EvidenceLine | None]:
     if len(evidence) <= EVIDENCE_HEAD + EVIDENCE_TAIL:
         return list(evidence)
     return [*evidence[:EVIDENCE_HEAD], None, *evidence[-EVIDENCE_TAIL:]]
+
+
+def shorten(text: str, width: int = ERROR_LINE_CHARS) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def where(finding: Finding) -> str:
