@@ -71,6 +71,17 @@ def build_parser() -> argparse.ArgumentParser:
     scan = commands.add_parser("scan", help="diagnose saved logs (plain or .gz; a folder means its *.log* files)")
     scan.add_argument("paths", nargs="+", metavar="FILE|DIR")
     _add_common(scan)
+    check = commands.add_parser(
+        "check",
+        help="check a vllm serve command before launching it: every rule it breaks, and the corrected command",
+        description="Check `vllm serve ...` (after --) or a vLLM --config YAML against every constraint set "
+        "that applies. Exit 1 when a rule is unmet or vLLM would reject the command.",
+    )
+    check.add_argument("--config", dest="config_file", metavar="YAML", help="vLLM's own --config file")
+    check.add_argument("--vllm-version", metavar="X.Y.Z", help="the vLLM version to check for (default: newest known)")
+    check.add_argument("--architecture", help="the model's architecture, e.g. NemotronHForCausalLM")
+    check.add_argument("--format", choices=("text", "json"), default="text")
+    check.add_argument("command_line", nargs=argparse.REMAINDER, metavar="-- vllm serve MODEL ...")
     commands.add_parser("schema", help="print the JSON Schema of --format json findings")
     return parser
 
@@ -132,6 +143,31 @@ def cmd_scan(args: argparse.Namespace) -> int:
     return EXIT_FINDINGS if any(f.severity == "error" for f in result.findings) else EXIT_OK
 
 
+def cmd_check(args: argparse.Namespace) -> int:
+    from logdoctor.check import run_check
+    from logdoctor.launch.cmdline import CommandError
+    from logdoctor.library.loader import LibraryError
+    from logdoctor.report.checklist import print_check
+
+    tokens = list(args.command_line)
+    if tokens[:1] == ["--"]:
+        tokens = tokens[1:]
+    if not tokens and args.config_file is None:
+        print(
+            "logdoctor check: give the command after --, e.g. `logdoctor check -- vllm serve MODEL --flag ...`,"
+            " or --config serve.yaml",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    try:
+        report = run_check(tokens, args.config_file, args.vllm_version, args.architecture)
+    except (CommandError, LibraryError) as exc:
+        print(f"logdoctor check: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    print_check(report, args.format, sys.stdout, color=args.format == "text" and _use_color(sys.stdout))
+    return EXIT_OK if report.ok else EXIT_FINDINGS
+
+
 def cmd_schema(args: argparse.Namespace) -> int:
     print(json.dumps(Finding.model_json_schema(), indent=2))
     return EXIT_OK
@@ -139,7 +175,7 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    handlers = {None: cmd_pipe, "scan": cmd_scan, "schema": cmd_schema}
+    handlers = {None: cmd_pipe, "scan": cmd_scan, "check": cmd_check, "schema": cmd_schema}
     try:
         return handlers[args.command](args)
     except KeyboardInterrupt:

@@ -35,12 +35,16 @@ class Fix(_Model):
 
 
 class ConstraintResult(_Model):
-    set: str = Field(description="Constraint set (feature) the rule belongs to")
+    set: str = Field(description="Constraint set (feature and vLLM versions) the rule belongs to")
     id: str
     status: Literal["met", "unmet", "unknown"]
     says: str
     vllm_message: str
-    fix: str | None = None
+    fix: str | None = Field(default=None, description="What the corrected command changes for this rule")
+    evidence: list[str] = Field(default_factory=list, description="The values the rule read and where from")
+    reveal: str | None = Field(default=None, description="For unknown: what would reveal the missing value")
+    note: str | None = Field(default=None, description="e.g. when vLLM's own hint names the wrong fix")
+    raised_by_vllm: bool = Field(default=False, description="This is the rule vLLM reported in the log")
 
 
 class Finding(_Model):

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from logdoctor.library.rules import ConstraintSet
 from logdoctor.library.schema import Pattern
 
 ENV_VAR = "LOGDOCTOR_PATTERNS"
@@ -53,11 +54,61 @@ def user_files(dirs: Iterable[Path]) -> list[tuple[str, str]]:
     return files
 
 
-def parse_file(name: str, text: str) -> list[Pattern]:
+def _toml(name: str, text: str) -> dict[str, object]:
     try:
-        data = tomllib.loads(text)
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise LibraryError(f"{name}: not valid TOML: {exc}") from exc
+
+
+def _problems(exc: ValidationError) -> str:
+    return "; ".join(f"{'.'.join(str(p) for p in err['loc']) or 'entry'}: {err['msg']}" for err in exc.errors())
+
+
+def parse_sets(name: str, text: str) -> list[ConstraintSet]:
+    raw_sets = _toml(name, text).get("constraint_set", [])
+    if not isinstance(raw_sets, list):
+        raise LibraryError(f"{name}: `constraint_set` must be an array of tables ([[constraint_set]])")
+    sets = []
+    for index, raw in enumerate(raw_sets, 1):
+        ident = raw.get("id", f"#{index}") if isinstance(raw, dict) else f"#{index}"
+        try:
+            cset = ConstraintSet.model_validate(raw)
+        except ValidationError as exc:
+            raise LibraryError(f"{name}: constraint set {ident}: {_problems(exc)}") from exc
+        cset.origin = name
+        sets.append(cset)
+    return sets
+
+
+def load_constraint_sets(extra_dirs: Iterable[str] = ()) -> list[ConstraintSet]:
+    """Every constraint set, oldest first within a file, with `extends` resolved."""
+    resolved: dict[str, ConstraintSet] = {}
+    ordered: list[ConstraintSet] = []
+    for name, text in user_files(user_dirs(extra_dirs)) + builtin_files():
+        for cset in parse_sets(name, text):
+            if cset.id in resolved:
+                raise LibraryError(
+                    f"{name}: constraint set {cset.id}: id already defined in {resolved[cset.id].origin}"
+                )
+            if cset.extends is not None:
+                parent = resolved.get(cset.extends)
+                if parent is None:
+                    raise LibraryError(
+                        f"{name}: constraint set {cset.id}: extends {cset.extends!r}, which is not defined above it"
+                    )
+                missing = set(cset.drop) - {r.id for r in parent.rule}
+                if missing:
+                    raise LibraryError(f"{name}: constraint set {cset.id}: drops unknown rules {sorted(missing)}")
+                cset = cset.inherit(parent)
+                cset.origin = name
+            resolved[cset.id] = cset
+            ordered.append(cset)
+    return ordered
+
+
+def parse_file(name: str, text: str) -> list[Pattern]:
+    data = _toml(name, text)
     raw_patterns = data.get("pattern", [])
     if not isinstance(raw_patterns, list):
         raise LibraryError(f"{name}: `pattern` must be an array of tables ([[pattern]])")
@@ -67,15 +118,14 @@ def parse_file(name: str, text: str) -> list[Pattern]:
         try:
             pattern = Pattern.model_validate(raw)
         except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in err['loc']) or 'pattern'}: {err['msg']}" for err in exc.errors()
-            )
-            raise LibraryError(f"{name}: pattern {ident}: {problems}") from exc
+            raise LibraryError(f"{name}: pattern {ident}: {_problems(exc)}") from exc
         pattern.origin = name
         patterns.append(pattern)
-    extra = set(data) - {"pattern"}
+    extra = set(data) - {"pattern", "constraint_set"}
     if extra:
-        raise LibraryError(f"{name}: unknown top-level keys {sorted(extra)}; only [[pattern]] tables are allowed")
+        raise LibraryError(
+            f"{name}: unknown top-level keys {sorted(extra)}; only [[pattern]] and [[constraint_set]] tables"
+        )
     return patterns
 
 

@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""Dump `vllm serve`'s real argument parser to JSON, as data for `logdoctor check` and the defaults table.
+
+Run it with the Python of a virtual environment that has vLLM installed (never logdoctor's own):
+
+    /path/to/vllm-venv/bin/python bench/dump_argspec.py > logdoctor/launch/argspecs/0.33.0.json
+
+Each option: its spellings, argparse `dest`, how it takes a value (flag / bool pair / value / list), the
+choices, and vLLM's default rendered as JSON (non-JSON defaults as their repr, marked `"repr": true`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import enum
+import json
+import sys
+
+
+def jsonable(value: object) -> tuple[object, bool]:
+    if isinstance(value, enum.Enum):
+        value = value.value
+    try:
+        json.dumps(value)
+        return value, False
+    except TypeError:
+        return repr(value), True
+
+
+def main() -> None:
+    import vllm
+    from vllm.entrypoints.cli.serve import make_arg_parser
+    from vllm.utils.argparse_utils import FlexibleArgumentParser
+
+    parser = make_arg_parser(FlexibleArgumentParser())
+    options = []
+    for action in parser._actions:
+        if isinstance(action, argparse._HelpAction):
+            continue
+        name = type(action).__name__
+        if "BooleanOptional" in name or "EnableDisable" in name:
+            kind = "bool"  # --x / --no-x (0.33: also --disable-x for --enable-x)
+        elif action.nargs == 0 or name in ("_StoreTrueAction", "_StoreFalseAction", "_StoreConstAction"):
+            kind = "flag"
+        elif action.nargs in ("*", "+") or isinstance(action.nargs, int) and action.nargs > 1:
+            kind = "list"
+        else:
+            kind = "value"
+        default, is_repr = jsonable(action.default)
+        entry = {
+            "dest": action.dest,
+            "options": list(action.option_strings),
+            "kind": kind,
+            "action": name,
+            "type": getattr(action.type, "__name__", None) if action.type is not None else None,
+            "choices": [jsonable(c)[0] for c in action.choices] if action.choices is not None else None,
+            "default": default,
+        }
+        if is_repr:
+            entry["default_is_repr"] = True
+        if kind == "flag":
+            const, _ = jsonable(action.const)
+            entry["const"] = const
+        options.append(entry)
+    json.dump({"vllm_version": vllm.__version__, "program": "vllm serve", "options": options}, sys.stdout, indent=1)
+    sys.stdout.write("\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,91 @@
+"""Audit a launch against every constraint set that applies: each rule's status, and one corrected
+command that meets them all. Used by `logdoctor check` (a command line) and by diagnosis (a log)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from logdoctor.launch.argspec import load_spec
+from logdoctor.launch.cmdline import render_command
+from logdoctor.launch.config import ARGUMENT_TYPES, LaunchConfig, Origin
+from logdoctor.library.constraints import active, check_set, choose_fix, derive, plan_fix, sets_for
+from logdoctor.library.rules import ConstraintSet
+from logdoctor.model import ConstraintResult
+
+
+@dataclass
+class Audit:
+    results: list[ConstraintResult] = field(default_factory=list)
+    sets: list[str] = field(default_factory=list)
+    before: str | None = None  # the launch as a command line
+    after: str | None = None  # the corrected command, when a rule is unmet
+    unresolved: list[str] = field(default_factory=list)  # rules the corrected command still breaks
+
+    @property
+    def unmet(self) -> list[ConstraintResult]:
+        return [r for r in self.results if r.status == "unmet"]
+
+
+def fill_defaults(config: LaunchConfig, version: str | None, why: str) -> None:
+    """Arguments nobody set are at vLLM's default for the running version (from its own parser)."""
+    spec = load_spec(version)
+    label = f"vLLM {spec.vllm_version} default ({why})"
+    for dest in ARGUMENT_TYPES:
+        arg = spec.by_dest.get(dest)
+        if arg is not None and dest not in config.settings:
+            config.set_default(dest, arg.default, Origin(kind="default", where=label))
+
+
+def set_label(cset: ConstraintSet) -> str:
+    return f"{cset.feature}, vLLM {cset.versions}"
+
+
+def audit(
+    config: LaunchConfig,
+    sets: list[ConstraintSet],
+    version: str | None,
+    raised_pattern: str | None = None,
+    renderable: bool = True,
+) -> Audit:
+    result = Audit()
+    chosen = sets_for(sets, version, raised_pattern)
+    fixed = config.copy_deep()
+    changed = False
+    for cset in chosen:
+        raised = frozenset(r.id for r in cset.rule if raised_pattern is not None and raised_pattern in r.patterns)
+        if active(cset, config) is False and not raised:
+            continue
+        result.sets.append(set_label(cset))
+        outcomes = check_set(cset, config)
+        context = derive(cset, config)
+        for outcome in outcomes:
+            rule = outcome.rule
+            was_raised = rule.id in raised
+            status = "unmet" if was_raised else outcome.status
+            fix = choose_fix(rule, context).says if status == "unmet" else None
+            evidence = list(outcome.evidence)
+            if was_raised:
+                evidence.insert(0, "vLLM raised this rule's error in the log")
+            result.results.append(
+                ConstraintResult(
+                    set=set_label(cset),
+                    id=rule.id,
+                    status=status,  # type: ignore[arg-type]
+                    says=rule.says,
+                    vllm_message=rule.vllm_message,
+                    fix=fix,
+                    evidence=evidence,
+                    reveal=outcome.reveal if status == "unknown" else None,
+                    note=rule.note,
+                    raised_by_vllm=was_raised,
+                )
+            )
+        plan = plan_fix(cset, fixed, raised)
+        changed = changed or bool(plan.applied)
+        fixed = plan.config
+        result.unresolved += [f"{set_label(cset)}: {o.rule.id}" for o in plan.outcomes if o.status == "unmet"]
+    if renderable and config.get("model") is not None:
+        result.before = render_command(config, version)
+        if changed:
+            result.after = render_command(fixed, version)
+    return result

@@ -1,0 +1,83 @@
+"""`vllm serve`'s argument parser, as data dumped from the real vLLM (bench/dump_argspec.py).
+
+It tells `logdoctor check` how vLLM reads a command line (which options take a value, which are
+`--x/--no-x` pairs, the short aliases such as `-tp`) and what each argument's default is.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from logdoctor.versions import parse_version
+
+
+@dataclass(frozen=True)
+class ArgSpec:
+    dest: str
+    options: tuple[str, ...]
+    kind: str  # value | bool | flag | list
+    type: str | None
+    choices: tuple[Any, ...] | None
+    default: Any
+    const: Any = None
+
+    @property
+    def long_option(self) -> str:
+        longs = [o for o in self.options if o.startswith("--")]
+        return longs[0] if longs else "--" + self.dest.replace("_", "-")
+
+
+@dataclass(frozen=True)
+class ParserSpec:
+    vllm_version: str
+    by_dest: dict[str, ArgSpec]
+    by_option: dict[str, ArgSpec]
+
+    def find(self, option: str) -> ArgSpec | None:
+        """The argument an option string names: `--tensor_parallel_size` and `-tp` included."""
+        if option in self.by_option:
+            return self.by_option[option]
+        if option.startswith("--"):
+            return self.by_option.get("--" + option[2:].replace("_", "-"))
+        return None
+
+
+def available_versions() -> list[str]:
+    folder = resources.files("logdoctor").joinpath("launch", "argspecs")
+    return sorted(
+        (e.name.removesuffix(".json") for e in folder.iterdir() if e.name.endswith(".json")),
+        key=lambda v: parse_version(v) or (),
+    )
+
+
+@lru_cache(maxsize=8)
+def load_spec(version: str | None = None) -> ParserSpec:
+    """The spec of `version`, or of the nearest dumped version (the newest when None)."""
+    versions = available_versions()
+    chosen = versions[-1]
+    wanted = parse_version(version) if version else None
+    if wanted is not None:
+        older = [v for v in versions if (parse_version(v) or ()) <= wanted]
+        chosen = older[-1] if older else versions[0]
+    text = resources.files("logdoctor").joinpath("launch", "argspecs", f"{chosen}.json").read_text("utf-8")
+    data = json.loads(text)
+    by_dest: dict[str, ArgSpec] = {}
+    by_option: dict[str, ArgSpec] = {}
+    for raw in data["options"]:
+        spec = ArgSpec(
+            dest=raw["dest"],
+            options=tuple(raw["options"]),
+            kind=raw["kind"],
+            type=raw.get("type"),
+            choices=tuple(raw["choices"]) if raw.get("choices") is not None else None,
+            default=raw.get("default"),
+            const=raw.get("const"),
+        )
+        by_dest[spec.dest] = spec
+        for option in spec.options:
+            by_option[option] = spec
+    return ParserSpec(data["vllm_version"], by_dest, by_option)

@@ -1,0 +1,227 @@
+"""`vllm serve` command lines and vLLM `--config` YAML files <-> LaunchConfig.
+
+Parsing follows vLLM's FlexibleArgumentParser: `--flag value` and `--flag=value`, dashes or underscores,
+`--x` / `--no-x` (and 0.33's `--disable-x`) for booleans, JSON values for config options, dotted
+`--kv-transfer-config.kv_role kv_both`, short aliases such as `-tp`, and `VAR=value` environment
+assignments before the program. Rendering keeps every token the user wrote for an argument that did not
+change, and writes only the changed ones anew.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from logdoctor.launch.argspec import ArgSpec, ParserSpec, load_spec
+from logdoctor.launch.config import LaunchConfig, Origin
+
+_INT_TYPES = {"int", "human_readable_int"}
+_JSON_TYPES = {"loads", "parse_dataclass", "_optional_type", "union_dict_and_str", None}
+_PROGRAMS = (("vllm", "serve"),)
+
+
+class CommandError(ValueError):
+    """A command line or config file logdoctor cannot read; the message says where and why."""
+
+
+@dataclass
+class ParsedCommand:
+    config: LaunchConfig
+    problems: list[str] = field(default_factory=list)  # what vLLM's own parser would reject
+
+
+def convert(spec: ArgSpec | None, raw: str) -> Any:
+    kind = spec.type if spec is not None else None
+    text = raw.strip()
+    if kind in _INT_TYPES:
+        try:
+            return int(text)
+        except ValueError:
+            return raw
+    if kind == "float":
+        try:
+            return float(text)
+        except ValueError:
+            return raw
+    if kind in _JSON_TYPES and text[:1] in "{[":
+        try:
+            return json.loads(text)
+        except ValueError:
+            return raw
+    return raw
+
+
+def _split_program(tokens: list[str]) -> tuple[dict[str, str], str, list[str]]:
+    env: dict[str, str] = {}
+    rest = list(tokens)
+    while rest and "=" in rest[0] and not rest[0].startswith("-") and rest[0].split("=", 1)[0].isidentifier():
+        name, value = rest.pop(0).split("=", 1)
+        env[name] = value
+    if rest and rest[0] == "env":
+        rest.pop(0)
+        return _split_program(rest)
+    for program in _PROGRAMS:
+        n = len(program)
+        if len(rest) >= n and Path(rest[0]).name == program[0] and tuple(rest[1:n]) == program[1:]:
+            return env, " ".join(program), rest[n:]
+    if len(rest) >= 3 and Path(rest[0]).name.startswith("python") and rest[1] == "-m":
+        return env, " ".join(rest[:3]), rest[3:]
+    return env, "vllm serve", rest
+
+
+def parse_command(tokens: list[str], version: str | None = None, where: str = "command line") -> ParsedCommand:
+    spec = load_spec(version)
+    env, program, args = _split_program(tokens)
+    config = LaunchConfig(program=program)
+    problems: list[str] = []
+    for name, value in env.items():
+        config.set(f"env.{name}", value, Origin(kind="command", where=f"{where}: {name}={value}"))
+    _parse_args(args, spec, config, problems, where)
+    return ParsedCommand(config, problems)
+
+
+def _parse_args(args: list[str], spec: ParserSpec, config: LaunchConfig, problems: list[str], where: str) -> None:
+    i = 0
+    config_files: list[str] = []
+    while i < len(args):
+        token = args[i]
+        start = i
+        i += 1
+        if not token.startswith("-") or token == "-":
+            if config.get("model") is None:
+                _record(config, "model", token, [token], where)
+            else:
+                problems.append(f"unexpected extra argument {token!r}: vLLM exits with `unrecognized arguments`")
+            continue
+        option, has_inline, inline = token.partition("=")
+        if option in ("--config",):
+            value = inline if has_inline else (args[i] if i < len(args) else "")
+            i += 0 if has_inline else 1
+            config_files.append(value)
+            continue
+        option, _, subkey = option.partition(".") if option.startswith("--") else (option, "", "")
+        arg = spec.find(option)
+        negated = False
+        if arg is None and option.startswith("--no-"):
+            arg = spec.find("--" + option[5:])
+            negated = arg is not None and arg.kind == "bool"
+            if not negated:
+                arg = None
+        if arg is None:
+            value_tokens = [] if has_inline or i >= len(args) or args[i].startswith("-") else [args[i]]
+            i += len(value_tokens)
+            problems.append(f"unknown option {option}: vLLM exits with `unrecognized arguments: {option}`")
+            continue
+        if arg.kind in ("bool", "flag"):
+            if has_inline:
+                problems.append(f"{option} takes no value: vLLM exits with `ignored explicit argument`")
+            switch: Any = not negated and not option.startswith("--disable-")
+            if arg.kind == "flag":
+                switch = arg.const if arg.const is not None else True
+            _record(config, arg.dest, switch, args[start:i], where)
+            continue
+        if has_inline:
+            raw_values = [inline]
+        elif arg.kind == "list":
+            raw_values = []
+            while i < len(args) and not args[i].startswith("-"):
+                raw_values.append(args[i])
+                i += 1
+        elif i < len(args):
+            raw_values = [args[i]]
+            i += 1
+        else:
+            problems.append(f"{option} expects a value: vLLM exits with `expected one argument`")
+            continue
+        if subkey:
+            current = config.value(arg.dest)
+            merged = dict(current) if isinstance(current, dict) else {}
+            merged[subkey] = convert(None, raw_values[0]) if raw_values[0][:1] in "{[" else raw_values[0]
+            _record(config, arg.dest, merged, (config.written.get(arg.dest) or []) + args[start:i], where)
+            continue
+        converted = [convert(arg, v) for v in raw_values]
+        typed: Any = converted if arg.kind == "list" else converted[0]
+        if arg.choices is not None and arg.kind != "list" and typed not in arg.choices:
+            choices = ", ".join(repr(c) for c in arg.choices)
+            problems.append(f"argument {arg.long_option}: invalid choice: {typed!r} (choose from {choices})")
+        _record(config, arg.dest, typed, args[start:i], where)
+    for path in config_files:
+        _merge_config_file(Path(path), spec, config, problems)
+
+
+def _record(config: LaunchConfig, dest: str, value: Any, tokens: list[str], where: str) -> None:
+    text = " ".join(tokens)
+    config.set(dest, value, Origin(kind="command", where=f"{where}: {text}"), given=True)
+    config.written[dest] = list(tokens)
+
+
+def _merge_config_file(path: Path, spec: ParserSpec, config: LaunchConfig, problems: list[str]) -> None:
+    """vLLM's `--config` YAML: keys are argument names; the command line wins over the file."""
+    for dest, value in read_config_file(path).items():
+        arg = spec.find("--" + dest.replace("_", "-"))
+        if arg is None:
+            problems.append(f"{path}: unknown key {dest!r}: vLLM exits with `unrecognized arguments`")
+            continue
+        if arg.dest in config.given:
+            continue
+        config.set(arg.dest, value, Origin(kind="config_file", where=f"{path}: {dest}"), given=True)
+
+
+def read_config_file(path: Path) -> dict[str, Any]:
+    try:
+        import yaml
+    except ImportError as exc:  # pragma: no cover - pyyaml is a dependency
+        raise CommandError("reading --config files needs PyYAML (pip install pyyaml)") from exc
+    try:
+        data = yaml.safe_load(path.read_text("utf-8"))
+    except OSError as exc:
+        raise CommandError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    except yaml.YAMLError as exc:
+        raise CommandError(f"{path}: not valid YAML: {exc}") from exc
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise CommandError(f"{path}: a vLLM config file is a mapping of argument names to values")
+    return {str(k).replace("-", "_"): v for k, v in data.items()}
+
+
+def option_tokens(spec: ParserSpec, dest: str, value: Any) -> list[str]:
+    """How a fresh value is written on the command line."""
+    arg = spec.by_dest.get(dest)
+    option = arg.long_option if arg is not None else "--" + dest.replace("_", "-")
+    if value is None:
+        return []
+    if isinstance(value, bool) or (arg is not None and arg.kind in ("bool", "flag")):
+        if arg is not None and arg.kind == "flag":
+            return [option] if value else []
+        if value:
+            return [option]
+        positive = option[len("--disable-") :] if option.startswith("--disable-") else option[2:]
+        return ["--no-" + positive]
+    if isinstance(value, dict):
+        return [option, json.dumps(value, separators=(", ", ": "))]
+    if isinstance(value, list):
+        return [option, *(str(v) for v in value)]
+    return [option, str(value)]
+
+
+def render_command(config: LaunchConfig, version: str | None = None) -> str:
+    """The launch as a command line: what the user wrote where unchanged, fixes written anew."""
+    spec = load_spec(version)
+    words: list[str] = [f"{name}={setting.value}" for name, setting in config.env.items() if setting.value is not None]
+    words += config.program.split()
+    model = config.get("model")
+    if model is not None:
+        words += config.written.get("model") or [str(model.value)]
+    for dest in config.given:
+        if dest == "model":
+            continue
+        setting = config.get(dest)
+        if setting is None:
+            continue
+        written = config.written.get(dest)
+        words += written if written is not None else option_tokens(spec, dest, setting.value)
+    return shlex.join(words)

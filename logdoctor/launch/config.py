@@ -1,0 +1,137 @@
+"""LaunchConfig: one typed model of a vLLM launch, whatever it was read from.
+
+Field names are vLLM's own argument names (`tensor_parallel_size`, `mamba_cache_mode`, ...), so a rule,
+a pattern's fix and a command line all speak the same language. Every value is a `Setting`: the value
+and where it came from (a line of the log, the command line, a config file, vLLM's default for the
+running version, or derived from other values). A field that is None is unknown, and rules that need
+it say "unknown", never "met".
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+OriginKind = Literal["log", "command", "config_file", "default", "derived", "inferred"]
+
+
+class Origin(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: OriginKind
+    where: str = Field(description="`server.log:12`, `command line`, `serve.yaml`, `vLLM 0.33.0 default`, ...")
+
+    def __str__(self) -> str:
+        return self.where
+
+
+class Setting(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    value: Any
+    origin: Origin
+
+
+# The arguments the rule sets and fixes need, with how a command line spells each one's type.
+# Anything else the user passed is kept in `LaunchConfig.other` so the command renders back whole.
+ARGUMENT_TYPES: dict[str, str] = {
+    "model": "str",
+    "served_model_name": "str",
+    "tokenizer": "str",
+    "trust_remote_code": "bool",
+    "dtype": "str",
+    "quantization": "str",
+    "max_model_len": "int",
+    "gpu_memory_utilization": "float",
+    "max_num_seqs": "int",
+    "max_num_batched_tokens": "int",
+    "enforce_eager": "bool",
+    "tensor_parallel_size": "int",
+    "pipeline_parallel_size": "int",
+    "data_parallel_size": "int",
+    "enable_prefix_caching": "bool",
+    "enable_chunked_prefill": "bool",
+    "async_scheduling": "bool",
+    "use_replayssm": "bool",
+    "replayssm_buffer_len": "int",
+    "mamba_cache_mode": "str",
+    "mamba_backend": "str",
+    "mamba_ssm_cache_dtype": "str",
+    "mamba_block_size": "int",
+    "enable_mamba_cache_stochastic_rounding": "bool",
+    "speculative_config": "json",
+    "kv_transfer_config": "json",
+    "host": "str",
+    "port": "int",
+    "api_key": "str",
+    "hf_token": "str",
+}
+
+# Facts vLLM derives or reads elsewhere; rules may use them, commands never print them.
+DERIVED_FACTS = (
+    "vllm_version",
+    "architecture",
+    "num_speculative_tokens",
+    "kv_connector",
+    "kv_role",
+    "use_v2_model_runner",
+    "num_attention_heads",
+    "supports_replayssm",
+)
+
+
+class LaunchConfig(BaseModel):
+    """A launch: the arguments (vLLM names), derived facts, and environment variables that matter."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    settings: dict[str, Setting] = Field(default_factory=dict)
+    # What the user wrote, in order, as vLLM argument names: the corrected command keeps these.
+    given: list[str] = Field(default_factory=list)
+    # The tokens the user wrote for each argument: rendered as written while the value is unchanged.
+    written: dict[str, list[str]] = Field(default_factory=dict)
+    env: dict[str, Setting] = Field(default_factory=dict)
+    program: str = "vllm serve"
+
+    def get(self, name: str) -> Setting | None:
+        if name.startswith("env."):
+            return self.env.get(name[4:])
+        return self.settings.get(name)
+
+    def value(self, name: str, default: Any = None) -> Any:
+        setting = self.get(name)
+        return default if setting is None else setting.value
+
+    def set(self, name: str, value: Any, origin: Origin, given: bool = False) -> None:
+        if name.startswith("env."):
+            self.env[name[4:]] = Setting(value=value, origin=origin)
+            return
+        self.settings[name] = Setting(value=value, origin=origin)
+        self.written.pop(name, None)
+        if given and name not in self.given:
+            self.given.append(name)
+
+    def set_default(self, name: str, value: Any, origin: Origin) -> None:
+        """Fill a value only when nothing more direct revealed it."""
+        if name not in self.settings:
+            self.settings[name] = Setting(value=value, origin=origin)
+
+    def unset(self, name: str) -> None:
+        if name.startswith("env."):
+            self.env.pop(name[4:], None)
+            return
+        self.settings.pop(name, None)
+        self.written.pop(name, None)
+        if name in self.given:
+            self.given.remove(name)
+
+    def copy_deep(self) -> LaunchConfig:
+        return self.model_copy(
+            update={
+                "settings": dict(self.settings),
+                "given": list(self.given),
+                "written": {k: list(v) for k, v in self.written.items()},
+                "env": dict(self.env),
+            }
+        )
