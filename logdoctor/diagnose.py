@@ -7,6 +7,10 @@ import re
 from collections.abc import Iterable
 
 from logdoctor.assemble import Event, RaisedException
+from logdoctor.audit import audit, fill_defaults
+from logdoctor.launch.argspec import load_spec
+from logdoctor.launch.cmdline import convert, render_command
+from logdoctor.launch.config import Origin
 from logdoctor.launch.tracker import Launch
 from logdoctor.library.matcher import Library, Match
 from logdoctor.model import SEVERITY_ORDER, ErrorInfo, EvidenceLine, Finding, Fix
@@ -39,6 +43,8 @@ def render(template: str, captures: dict[str, str]) -> str:
 def diagnose(event: Event, library: Library, launch: Launch) -> Finding | None:
     """The finding an event amounts to, or None when it is not an error and no pattern knows it."""
     finding = _diagnose(event, library, launch.index)
+    if finding is not None and finding.rule != UNRECOGNIZED and finding.severity != "info":
+        attach_launch_fix(finding, launch, library)
     if finding is not None and launch.stopping_at(event.first_line) and finding.severity != "info":
         # The server had been serving and was asked to stop: EngineDeadError and friends are expected.
         finding.severity = "info"
@@ -48,6 +54,37 @@ def diagnose(event: Event, library: Library, launch: Launch) -> Finding | None:
             " so it is part of the shutdown, not a failure."
         )
     return finding
+
+
+def attach_launch_fix(finding: Finding, launch: Launch, library: Library) -> None:
+    """Check the whole launch against the rule sets of the failed feature, and write the corrected
+    command: every unmet rule fixed, not only the one vLLM reported (and, for other patterns, the
+    pattern's own flag change)."""
+    config = launch.config.copy_deep()
+    version = launch.version
+    has_args = launch.args_line is not None
+    if has_args:
+        fill_defaults(config, version, "absent from the log's non-default args")
+    result = audit(config, library.sets, version, raised_pattern=finding.rule, renderable=has_args)
+    if result.results:
+        finding.constraints = result.results
+        finding.fix.command = result.after
+        finding.fix.original_command = result.before
+        return
+    pattern = library.by_id.get(finding.rule)
+    if pattern is None or not has_args or not (pattern.fix.set or pattern.fix.unset):
+        return
+    spec = load_spec(version)
+    origin = Origin(kind="command", where=f"logdoctor fix: {finding.rule}")
+    for name in pattern.fix.unset:
+        config.unset(name)
+    for name, raw in pattern.fix.set.items():
+        text = render(str(raw), finding.captures)
+        if "<" in text:  # a capture the log did not have: no value to write
+            return
+        config.set(name, convert(spec.by_dest.get(name), text), origin, given=True)
+    finding.fix.original_command = render_command(launch.config, version)
+    finding.fix.command = render_command(config, version)
 
 
 def _diagnose(event: Event, library: Library, launch: int) -> Finding | None:

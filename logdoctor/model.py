@@ -32,6 +32,7 @@ class Fix(_Model):
     summary: str
     steps: list[str] = Field(default_factory=list)
     command: str | None = Field(default=None, description="The corrected launch command, when known")
+    original_command: str | None = Field(default=None, description="The launch as the log shows it, as a command")
 
 
 class ConstraintResult(_Model):

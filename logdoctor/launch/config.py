@@ -112,6 +112,13 @@ class LaunchConfig(BaseModel):
         if given and name not in self.given:
             self.given.append(name)
 
+    def observe(self, name: str, value: Any, origin: Origin) -> None:
+        """Record what vLLM resolved (a log notice) without changing how the user wrote the argument.
+        A value already known keeps the line that revealed it first."""
+        known = self.settings.get(name)
+        if known is None or known.value != value:
+            self.settings[name] = Setting(value=value, origin=origin)
+
     def set_default(self, name: str, value: Any, origin: Origin) -> None:
         """Fill a value only when nothing more direct revealed it."""
         if name not in self.settings:

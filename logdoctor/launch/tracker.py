@@ -1,6 +1,10 @@
-"""Launch boundaries: a log can hold several launches (restarts appended to one file, several servers
-in one pipe). A launch starts at its version line or its arguments line; every line belongs to the
-launch whose start precedes it, and lines before any marker belong to launch 1."""
+"""Launch boundaries and what each launch's header reveals.
+
+A log can hold several launches (restarts appended to one file, several servers in one pipe). A launch
+starts at its version line, or at its arguments line when that follows an earlier one; every line
+belongs to the launch whose start precedes it, and lines before any marker belong to launch 1. Each
+launch collects a LaunchConfig from its header lines, every value with the line it came from.
+"""
 
 from __future__ import annotations
 
@@ -8,23 +12,19 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
 
+from logdoctor.launch.config import LaunchConfig, Origin
+from logdoctor.launch.header import HeaderFact, parse_header_line
+from logdoctor.launch.pyrepr import Call
 from logdoctor.records import Record
 
-# marker kind -> order within one launch's header: the version line comes before the arguments line.
-_MARKERS: list[tuple[int, re.Pattern[str]]] = [
-    (0, re.compile(r"vLLM (?:API )?server version (?P<version>\S+?)(?:, serving model (?P<model>\S+))?\s*")),
-    # The ASCII logo (0.13+): `█ ▀▄▀ █  version 0.28.0` then `█     █  model   org/name`.
-    (0, re.compile(r".*█\s+version (?P<version>\S+)\s*")),
-    (1, re.compile(r"(?:args: Namespace\(|non-default args: \{).*")),
-]
 # The server is up: what is logged after a later shutdown request is the shutdown, not a failure.
 _READY = re.compile(r"Application startup complete|Starting vLLM (?:API )?server|Available routes are")
 _SHUTDOWN = re.compile(
     r"Shutting down FastAPI HTTP server|\[shutdown\] API server: shutdown triggered"
     r"|received (?:signal )?SIG(?:TERM|INT)|Shutting down$"
 )
-_LOGO_MODEL = re.compile(r".*█\s+model\s+(?P<model>\S+)\s*")
-_ENGINE_VERSION = re.compile(r"Initializing an? (?:V[01] )?LLM engine \(v(?P<version>[^)]+)\)")
+# Order of the markers within one launch's header: the version line comes before the arguments line.
+_MARKER_ORDER = {"version": 0, "non_default_args": 1, "namespace_args": 1}
 
 
 @dataclass
@@ -37,6 +37,8 @@ class Launch:
     header_lines: list[Record] = field(default_factory=list)
     ready_line: int | None = None  # the server reported it was serving
     shutdown_line: int | None = None  # then it was asked to stop
+    config: LaunchConfig = field(default_factory=LaunchConfig)
+    args_line: int | None = None  # the `non-default args` / `args: Namespace` line, when seen
 
     def stopping_at(self, line_number: int) -> bool:
         """Was the server, once up, already shutting down on purpose at this line?"""
@@ -44,7 +46,7 @@ class Launch:
 
 
 class LaunchTracker:
-    """Per source: which launch each line belongs to."""
+    """Per source: the launches, and which one each line belongs to."""
 
     def __init__(self) -> None:
         self._launches: dict[str, list[Launch]] = {}
@@ -58,22 +60,12 @@ class LaunchTracker:
         self._lifecycle(current, record)
         if record.kind != "vllm":
             return current
-        if "version" not in message and "args: " not in message:
-            return self._engine_facts(current, message)
-        for order, marker in _MARKERS:
-            match = marker.fullmatch(message)
-            if match is None:
-                continue
-            if order <= current.last_marker:
-                current = Launch(len(launches) + 1, record.line.number)
-                launches.append(current)
-            current.last_marker = order
-            current.header_lines.append(record)
-            groups = match.groupdict()
-            current.version = groups.get("version") or current.version
-            current.model = groups.get("model") or current.model
+        fact = parse_header_line(message)
+        if fact is None:
             return current
-        return self._engine_facts(current, message)
+        current = self._launch_for_fact(launches, current, fact, record)
+        _apply_fact(current, fact, record)
+        return current
 
     @staticmethod
     def _lifecycle(current: Launch, record: Record) -> None:
@@ -85,15 +77,16 @@ class LaunchTracker:
             current.shutdown_line = record.line.number
 
     @staticmethod
-    def _engine_facts(current: Launch, message: str) -> Launch:
-        if current.model is None and "█" in message:
-            logo = _LOGO_MODEL.fullmatch(message)
-            if logo:
-                current.model = logo["model"]
-        if current.version is None and message.startswith("Initializing a"):
-            engine = _ENGINE_VERSION.match(message)
-            if engine:
-                current.version = engine["version"]
+    def _launch_for_fact(launches: list[Launch], current: Launch, fact: HeaderFact, record: Record) -> Launch:
+        """A version line, or an arguments line after one, starts the next launch (a restart)."""
+        order = _MARKER_ORDER.get(fact.kind)
+        if order is None or (fact.kind == "version" and "vllm_version" not in fact.values):
+            return current
+        if order <= current.last_marker:
+            current = Launch(len(launches) + 1, record.line.number)
+            launches.append(current)
+        current.last_marker = order
+        current.header_lines.append(record)
         return current
 
     def launch_of(self, source: str, line_number: int) -> Launch:
@@ -103,3 +96,44 @@ class LaunchTracker:
 
     def launches(self, source: str) -> list[Launch]:
         return list(self._launches.get(source, []))
+
+
+# Header kinds whose values the user typed (the rest are what vLLM resolved or derived).
+_USER_ARGS = ("non_default_args", "namespace_args")
+# Keys of the args lines that are not arguments to put back on a command line.
+_NOT_ARGUMENTS = {"model_tag", "subparser", "dispatch_function", "kv_connector", "config"}
+
+
+def _plain(value: object) -> object:
+    """Reprs to the JSON-like values a command line holds: `KVTransferConfig(...)` becomes its dict."""
+    if isinstance(value, Call):
+        return {k: _plain(v) for k, v in value.kwargs.items()}
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _apply_fact(launch: Launch, fact: HeaderFact, record: Record) -> None:
+    line = record.line
+    origin = Origin(kind="log", where=f"{line.source}:{line.number} ({fact.kind.replace('_', ' ')})")
+    config = launch.config
+    values = fact.values
+    if fact.kind == "version":
+        launch.version = str(values.get("vllm_version") or launch.version or "") or None
+        launch.model = str(values.get("model") or launch.model or "") or None
+    if fact.kind == "engine_config" and values.get("vllm_version") and launch.version is None:
+        launch.version = str(values["vllm_version"])
+    if fact.kind in _USER_ARGS:
+        launch.args_line = line.number
+        for name, value in values.items():
+            if name not in _NOT_ARGUMENTS:
+                config.set(name, _plain(value), origin, given=True)
+        if "kv_connector" in values:
+            config.observe("kv_connector", values["kv_connector"], origin)
+        return
+    for name, value in values.items():
+        if name == "model" and config.get("model") is not None:
+            continue
+        config.observe(name, _plain(value), origin)

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from logdoctor.assemble import Event, RaisedException
+from logdoctor.library.rules import ConstraintSet
 from logdoctor.library.schema import Pattern
 from logdoctor.records import Record
 
@@ -24,8 +25,9 @@ class Match:
 
 
 class Library:
-    def __init__(self, patterns: Sequence[Pattern]) -> None:
+    def __init__(self, patterns: Sequence[Pattern], sets: Sequence[ConstraintSet] = ()) -> None:
         self.patterns = list(patterns)
+        self.sets = list(sets)
         self.by_id = {p.id: p for p in self.patterns}
         self._exception_patterns = [p for p in self.patterns if p.where in ("exception", "any")]
         self._line_patterns = [p for p in self.patterns if p.where in ("line", "any")]
@@ -33,9 +35,9 @@ class Library:
 
     @classmethod
     def load(cls, extra_dirs: Iterable[str] = ()) -> Library:
-        from logdoctor.library.loader import load_patterns
+        from logdoctor.library.loader import load_constraint_sets, load_patterns
 
-        return cls(load_patterns(extra_dirs))
+        return cls(load_patterns(extra_dirs), load_constraint_sets(extra_dirs))
 
     def _search(self, pattern: Pattern, text: str) -> dict[str, str] | None:
         try:

@@ -10,6 +10,7 @@ from rich.text import Text
 
 from logdoctor.model import Finding
 from logdoctor.report import redacted
+from logdoctor.report.checklist import checklist, command_diff
 from logdoctor.report.text import evidence_excerpt, headline, shorten, where
 
 _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
@@ -40,7 +41,14 @@ class TerminalReporter:
         fix.append(f.fix.summary + "\n", style="bold green")
         for n, step in enumerate(f.fix.steps, 1):
             fix.append(f"  {n}. {step}\n")
-        if f.fix.command:
+        if f.constraints:
+            fix.append("\nEvery rule of the feature, checked against this launch:\n", style="underline")
+            fix.append_text(Text.from_markup("\n".join(checklist(f.constraints, color=True)) + "\n"))
+        if f.fix.command and f.fix.original_command:
+            fix.append("\nCorrected command:\n", style="underline")
+            diff = command_diff(f.fix.original_command, f.fix.command, color=True)
+            fix.append_text(Text.from_markup("\n".join(diff) + "\n"))
+        elif f.fix.command:
             fix.append(f"\n  {f.fix.command}\n", style="green")
         if f.docs:
             fix.append(f"\n  {f.docs}\n", style="blue")

@@ -7,6 +7,7 @@ from typing import TextIO
 
 from logdoctor.model import EvidenceLine, Finding
 from logdoctor.report import redacted
+from logdoctor.report.checklist import checklist, command_diff
 
 ERROR_LINE_CHARS = 240
 EVIDENCE_HEAD = 2
@@ -63,7 +64,13 @@ class TextReporter:
         out += wrap.wrap(f.explanation)
         out.append(f"  fix: {f.fix.summary}")
         out += [f"    {n}. {step}" for n, step in enumerate(f.fix.steps, 1)]
-        if f.fix.command:
+        if f.constraints:
+            out.append("  every rule of the feature, checked against this launch:")
+            out += ["  " + line for line in checklist(f.constraints)]
+        if f.fix.command and f.fix.original_command:
+            out.append("  corrected command:")
+            out += ["  " + line for line in command_diff(f.fix.original_command, f.fix.command)]
+        elif f.fix.command:
             out.append(f"  corrected command: {f.fix.command}")
         if f.docs:
             out.append(f"  docs: {f.docs}")
