@@ -27,10 +27,46 @@ def jsonable(value: object) -> tuple[object, bool]:
         return repr(value), True
 
 
+def use_cpu_platform_if_requested() -> None:
+    """Honour VLLM_TARGET_DEVICE=cpu on vLLM releases that ignore it when picking the platform.
+
+    Before 0.33 a stock (CUDA) wheel picks the CPU platform only if its version says `+cpu`, so on a
+    machine without a GPU `import vllm` settles on UnspecifiedPlatform and building the parser fails
+    with "Failed to infer device type". Swap in the CPU platform then, also in the vllm modules that
+    already bound it; where vLLM resolves a real platform itself (0.33) nothing changes.
+    """
+    import os
+
+    if os.environ.get("VLLM_TARGET_DEVICE") != "cpu":
+        return
+    import vllm.platforms as platforms
+    from vllm.platforms.interface import UnspecifiedPlatform
+
+    old = platforms.current_platform
+    if not isinstance(old, UnspecifiedPlatform):
+        return
+    from vllm.platforms.cpu import CpuPlatform
+
+    platforms.current_platform = platforms._current_platform = new = CpuPlatform()
+    for name, module in list(sys.modules.items()):
+        if name.startswith("vllm.") and getattr(module, "current_platform", None) is old:
+            module.current_platform = new
+
+
 def main() -> None:
+    out = sys.stdout
+    sys.stdout = sys.stderr  # vLLM logs to stdout (older releases already while importing): keep the JSON clean
     import vllm
-    from vllm.entrypoints.cli.serve import make_arg_parser
-    from vllm.utils.argparse_utils import FlexibleArgumentParser
+
+    use_cpu_platform_if_requested()
+    try:
+        from vllm.entrypoints.cli.serve import make_arg_parser
+    except ImportError:  # older releases
+        from vllm.entrypoints.openai.cli_args import make_arg_parser
+    try:
+        from vllm.utils.argparse_utils import FlexibleArgumentParser
+    except ImportError:  # older releases
+        from vllm.utils import FlexibleArgumentParser
 
     parser = make_arg_parser(FlexibleArgumentParser())
     options = []
@@ -62,8 +98,8 @@ def main() -> None:
             const, _ = jsonable(action.const)
             entry["const"] = const
         options.append(entry)
-    json.dump({"vllm_version": vllm.__version__, "program": "vllm serve", "options": options}, sys.stdout, indent=1)
-    sys.stdout.write("\n")
+    json.dump({"vllm_version": vllm.__version__, "program": "vllm serve", "options": options}, out, indent=1)
+    out.write("\n")
 
 
 if __name__ == "__main__":

@@ -193,6 +193,10 @@ def check_set(cset: ConstraintSet, config: LaunchConfig) -> list[RuleOutcome]:
     return [check_rule(rule, derived) for rule in cset.rule]
 
 
+def _branch_applies(rule: Rule, config: LaunchConfig) -> bool:
+    return rule.when is None or evaluate(rule.when, config) is True
+
+
 def choose_fix(rule: Rule, context: LaunchConfig) -> FixOption:
     """The first fix option whose `when` holds for this launch (unknown counts as not holding)."""
     for option in rule.fix:
@@ -231,16 +235,29 @@ def plan_fix(cset: ConstraintSet, config: LaunchConfig, broken: frozenset[str] =
     """Apply the fix of every unmet rule, re-derive, repeat until nothing more is unmet.
 
     `broken` names rules known to be unmet whatever the evaluation says (vLLM raised them in the log).
+    A rule that applies to the launch but reads a value nobody revealed (the environment's model
+    runner, when reading a log) is pinned by its fix as well, once something has to change anyway, so
+    the corrected command does not trade one error for the next. Fixes whose value cannot be computed
+    change nothing.
     """
     fixed = config.copy_deep()
     applied: list[tuple[Rule, FixOption]] = []
+    pinned: set[str] = set()
     outcomes = check_set(cset, fixed)
     for round_number in range(MAX_FIX_ROUNDS):
         unmet = [o for o in outcomes if o.status == "unmet" or (round_number == 0 and o.rule.id in broken)]
+        context = derive(cset, fixed)
+        if unmet or applied:
+            unmet += [
+                o
+                for o in outcomes
+                if o.status == "unknown" and o.rule.id not in pinned and _branch_applies(o.rule, context)
+            ]
         if not unmet:
             break
-        context = derive(cset, fixed)
         for outcome in unmet:
+            if outcome.status == "unknown":
+                pinned.add(outcome.rule.id)
             option = choose_fix(outcome.rule, context)
             apply_fix(option, fixed, context)
             applied.append((outcome.rule, option))
