@@ -32,7 +32,7 @@ def fill_defaults(config: LaunchConfig, version: str | None, why: str) -> None:
     label = f"vLLM {spec.vllm_version} default ({why})"
     for dest in ARGUMENT_TYPES:
         arg = spec.by_dest.get(dest)
-        if arg is not None and dest not in config.settings:
+        if arg is not None:
             config.set_default(dest, arg.default, Origin(kind="default", where=label))
 
 

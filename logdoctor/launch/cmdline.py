@@ -118,7 +118,9 @@ def _parse_args(args: list[str], spec: ParserSpec, config: LaunchConfig, problem
         if arg.kind in ("bool", "flag"):
             if has_inline:
                 problems.append(f"{option} takes no value: vLLM exits with `ignored explicit argument`")
-            switch: Any = not negated and not option.startswith("--disable-")
+            # The first spelling is the positive one (`--enable-x`); `--no-x` / `--disable-x` turn it off.
+            spelled = "--" + option[2:].replace("_", "-")
+            switch: Any = not negated and spelled == arg.options[0]
             if arg.kind == "flag":
                 switch = arg.const if arg.const is not None else True
             _record(config, arg.dest, switch, args[start:i], where)
@@ -197,10 +199,8 @@ def option_tokens(spec: ParserSpec, dest: str, value: Any) -> list[str]:
     if isinstance(value, bool) or (arg is not None and arg.kind in ("bool", "flag")):
         if arg is not None and arg.kind == "flag":
             return [option] if value else []
-        if value:
-            return [option]
-        positive = option[len("--disable-") :] if option.startswith("--disable-") else option[2:]
-        return ["--no-" + positive]
+        # `--no-<positive>` is accepted by every release (0.33 adds `--disable-x` for `--enable-x`).
+        return [option] if value else ["--no-" + option[2:]]
     if isinstance(value, dict):
         return [option, json.dumps(value, separators=(", ", ": "))]
     if isinstance(value, list):

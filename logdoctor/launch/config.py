@@ -92,6 +92,8 @@ class LaunchConfig(BaseModel):
     # The tokens the user wrote for each argument: rendered as written while the value is unchanged.
     written: dict[str, list[str]] = Field(default_factory=dict)
     env: dict[str, Setting] = Field(default_factory=dict)
+    # vLLM's defaults for the running version: what an argument falls back to when a fix removes it.
+    defaults: dict[str, Setting] = Field(default_factory=dict)
     program: str = "vllm serve"
 
     def get(self, name: str) -> Setting | None:
@@ -120,15 +122,19 @@ class LaunchConfig(BaseModel):
             self.settings[name] = Setting(value=value, origin=origin)
 
     def set_default(self, name: str, value: Any, origin: Origin) -> None:
-        """Fill a value only when nothing more direct revealed it."""
+        """Record vLLM's default; it is the value unless something more direct revealed one."""
+        self.defaults[name] = Setting(value=value, origin=origin)
         if name not in self.settings:
-            self.settings[name] = Setting(value=value, origin=origin)
+            self.settings[name] = self.defaults[name]
 
     def unset(self, name: str) -> None:
         if name.startswith("env."):
             self.env.pop(name[4:], None)
             return
-        self.settings.pop(name, None)
+        if name in self.defaults:
+            self.settings[name] = self.defaults[name]  # removed from the command: back to vLLM's default
+        else:
+            self.settings.pop(name, None)
         self.written.pop(name, None)
         if name in self.given:
             self.given.remove(name)
@@ -140,5 +146,6 @@ class LaunchConfig(BaseModel):
                 "given": list(self.given),
                 "written": {k: list(v) for k, v in self.written.items()},
                 "env": dict(self.env),
+                "defaults": dict(self.defaults),
             }
         )

@@ -190,7 +190,7 @@ def check_rule(rule: Rule, config: LaunchConfig) -> RuleOutcome:
 
 def check_set(cset: ConstraintSet, config: LaunchConfig) -> list[RuleOutcome]:
     derived = derive(cset, config)
-    return [check_rule(rule, derived) for rule in cset.rule]
+    return [check_rule(rule, config if rule.stage == "arguments" else derived) for rule in cset.rule]
 
 
 def _branch_applies(rule: Rule, config: LaunchConfig) -> bool:

@@ -88,6 +88,9 @@ class Rule(_Strict):
     vllm_message: str
     patterns: list[str] = Field(default_factory=list)  # pattern ids that recognise the rule's errors in a log
     raised_in: str = "API server, at config validation"
+    # `arguments` rules are vLLM's argument parser: they read the launch as written, before vLLM
+    # resolves anything (a choice the parser rejects never reaches the resolution).
+    stage: Literal["arguments", "validation"] = "validation"
     note: str | None = None  # e.g. "vLLM's own hint names the wrong flag"
     fix: list[FixOption] = Field(min_length=1)
 

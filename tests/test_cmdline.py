@@ -1,0 +1,120 @@
+"""Command lines read the way vLLM's parser reads them, and rendered back without losing anything."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+import pytest
+
+from logdoctor.launch.cmdline import CommandError, parse_command, read_config_file, render_command
+
+
+def parse(command: str, version: str = "0.33.0"):  # type: ignore[no-untyped-def]
+    return parse_command(shlex.split(command), version)
+
+
+@pytest.mark.parametrize(
+    ("command", "dest", "value"),
+    [
+        ("vllm serve m --tensor-parallel-size 2", "tensor_parallel_size", 2),
+        ("vllm serve m --tensor_parallel_size=4", "tensor_parallel_size", 4),
+        ("vllm serve m -tp 8", "tensor_parallel_size", 8),
+        ("vllm serve m --use-replayssm", "use_replayssm", True),
+        ("vllm serve m --use_replayssm", "use_replayssm", True),
+        ("vllm serve m --no-use-replayssm", "use_replayssm", False),
+        ("vllm serve m --no-enable-prefix-caching", "enable_prefix_caching", False),
+        ("vllm serve m --disable-prefix-caching", "enable_prefix_caching", False),
+        ("vllm serve m --gpu-memory-utilization 0.95", "gpu_memory_utilization", 0.95),
+        (
+            'vllm serve m --speculative-config \'{"method": "ngram", "num_speculative_tokens": 3}\'',
+            "speculative_config",
+            {"method": "ngram", "num_speculative_tokens": 3},
+        ),
+        ('vllm serve m -sc \'{"method": "mtp"}\'', "speculative_config", {"method": "mtp"}),
+        (
+            "vllm serve m --kv-transfer-config.kv_connector NixlConnector --kv-transfer-config.kv_role kv_both",
+            "kv_transfer_config",
+            {"kv_connector": "NixlConnector", "kv_role": "kv_both"},
+        ),
+        ("vllm serve m --api-key one two", "api_key", ["one", "two"]),
+        ("vllm serve m", "model", "m"),
+    ],
+)
+def test_parse_forms(command: str, dest: str, value: object) -> None:
+    parsed = parse(command)
+    assert parsed.problems == []
+    assert parsed.config.value(dest) == value
+
+
+def test_environment_assignments_before_the_program() -> None:
+    config = parse("VLLM_USE_V2_MODEL_RUNNER=0 vllm serve m").config
+    assert config.value("env.VLLM_USE_V2_MODEL_RUNNER") == "0" and config.value("model") == "m"
+
+
+def test_what_vllm_would_reject_is_reported() -> None:
+    problems = parse("vllm serve m --foo-bar 1 --mamba-cache-mode all --max-model-len").problems
+    assert any("--foo-bar" in p for p in problems)
+    assert any("invalid choice: 'all'" in p for p in problems)
+    assert any("--max-model-len expects a value" in p for p in problems)
+
+
+def test_choices_and_spellings_follow_the_version() -> None:
+    assert parse("vllm serve m --mamba-cache-mode all", "0.28.0").problems == []
+    assert parse("vllm serve m --mamba-cache-mode all", "0.32.0").problems
+    # --disable-prefix-caching exists from 0.33; --no-enable-prefix-caching everywhere.
+    assert parse("vllm serve m --disable-prefix-caching", "0.32.0").problems
+    assert parse("vllm serve m --no-enable-prefix-caching", "0.27.0").problems == []
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "vllm serve nvidia/Nemotron-H-8B-Base-8K --use-replayssm --mamba-cache-mode all --speculative-config "
+        '\'{"method": "ngram", "num_speculative_tokens": 3}\' --mamba-backend flashinfer',
+        "VLLM_USE_V2_MODEL_RUNNER=0 vllm serve /models/x -tp 2 --no-enable-prefix-caching --api-key a b --port=8001",
+        "vllm serve m --kv-transfer-config.kv_connector NixlConnector --kv-transfer-config.kv_role kv_both",
+    ],
+)
+def test_parse_render_parse_round_trip(command: str) -> None:
+    first = parse(command).config
+    rendered = render_command(first)
+    second = parse(rendered).config
+    assert {k: v.value for k, v in second.settings.items()} == {k: v.value for k, v in first.settings.items()}
+    assert {k: v.value for k, v in second.env.items()} == {k: v.value for k, v in first.env.items()}
+    assert rendered == shlex.join(shlex.split(command))  # nothing changed, so nothing is rewritten
+
+
+def test_render_writes_only_the_changed_arguments_anew() -> None:
+    from logdoctor.launch.config import Origin
+
+    config = parse("vllm serve m --mamba-cache-mode all -tp 2 --use-replayssm").config
+    fix = Origin(kind="command", where="fix")
+    config.set("mamba_cache_mode", "align", fix, given=True)
+    config.set("enable_prefix_caching", False, fix, given=True)
+    config.unset("use_replayssm")
+    config.set("speculative_config", {"method": "ngram"}, fix, given=True)
+    assert render_command(config) == (
+        "vllm serve m --mamba-cache-mode align -tp 2 --no-enable-prefix-caching "
+        '--speculative-config \'{"method": "ngram"}\''
+    )
+
+
+def test_config_file_values_and_command_line_precedence(tmp_path: Path) -> None:
+    yaml_file = tmp_path / "serve.yaml"
+    yaml_file.write_text(
+        "model: nvidia/NVIDIA-Nemotron-Nano-9B-v2\nuse-replayssm: true\nmamba_backend: flashinfer\n"
+        "tensor-parallel-size: 4\nspeculative-config:\n  method: ngram\n  num_speculative_tokens: 3\n"
+    )
+    config = parse(f"vllm serve --config {yaml_file} -tp 2").config
+    assert config.value("use_replayssm") is True and config.value("mamba_backend") == "flashinfer"
+    assert config.value("tensor_parallel_size") == 2  # the command line wins over the file
+    assert config.value("speculative_config") == {"method": "ngram", "num_speculative_tokens": 3}
+    assert config.get("mamba_backend").origin.kind == "config_file"  # type: ignore[union-attr]
+
+
+def test_broken_config_file_names_itself(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("model: [unclosed\n")
+    with pytest.raises(CommandError, match="bad.yaml"):
+        read_config_file(bad)

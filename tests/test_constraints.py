@@ -1,0 +1,182 @@
+"""Every ReplaySSM rule of every released wording: a launch that breaks it is told so, a launch that
+keeps it is not, and the corrected command meets every rule."""
+
+from __future__ import annotations
+
+import shlex
+
+import pytest
+
+from logdoctor.check import CheckReport, run_check
+from logdoctor.library.loader import load_constraint_sets
+
+SETS = load_constraint_sets()
+VERSIONS = {
+    "replayssm-0.27": "0.27.0",
+    "replayssm-0.28": "0.28.0",
+    "replayssm-0.29": "0.29.0",
+    "replayssm-0.30": "0.30.0",
+    "replayssm-0.32": "0.32.0",
+    "replayssm-0.33": "0.33.0",
+}
+NEMOTRON = "nvidia/Nemotron-H-8B-Base-8K"
+KIMI = "moonshotai/Kimi-Linear-48B-A3B-Instruct"
+NGRAM = '--speculative-config \'{"method": "ngram", "num_speculative_tokens": 3}\''
+NO_PC = "--no-enable-prefix-caching"
+
+# A launch that keeps every rule, per set: (command flags, environment, architecture of the model).
+GOOD = {
+    "replayssm-0.27": (f"vllm serve {NEMOTRON} --use-replayssm", {}),
+    "replayssm-0.28": (f"vllm serve {NEMOTRON} --use-replayssm", {}),
+    "replayssm-0.29": (f"vllm serve {NEMOTRON} --use-replayssm", {}),
+    "replayssm-0.30": (f"vllm serve {NEMOTRON} --use-replayssm", {"VLLM_USE_V2_MODEL_RUNNER": "0"}),
+    "replayssm-0.32": (f"vllm serve {NEMOTRON} --use-replayssm", {"VLLM_USE_V2_MODEL_RUNNER": "0"}),
+    "replayssm-0.33": (f"vllm serve {NEMOTRON} --use-replayssm", {"VLLM_USE_V2_MODEL_RUNNER": "0"}),
+}
+
+# For each rule: a launch that breaks it (when one can on that release), as (command, environment).
+BREAK: dict[str, tuple[str, dict[str, str]]] = {
+    "architecture": ("vllm serve meta-llama/Llama-3.1-8B-Instruct --use-replayssm", {}),
+    "cache-mode-not-all": (f"vllm serve {NEMOTRON} --use-replayssm --enable-prefix-caching --mamba-cache-mode all", {}),
+    "no-speculative-decoding": (f"vllm serve {NEMOTRON} --use-replayssm {NGRAM}", {}),
+    "mamba-backend": (f"vllm serve {NEMOTRON} --use-replayssm --mamba-backend cpu", {}),
+    "no-kv-connector": (
+        f"vllm serve {NEMOTRON} --use-replayssm --kv-transfer-config "
+        '\'{"kv_connector": "NixlConnector", "kv_role": "kv_both"}\'',
+        {},
+    ),
+    "mamba-cache-mode-choice": (f"vllm serve {NEMOTRON} --use-replayssm --mamba-cache-mode sometimes", {}),
+    "recoverssm-kimi-only": (f"vllm serve {NEMOTRON} --use-replayssm {NGRAM}", {}),
+    "recoverssm-no-stochastic-rounding": (
+        f"vllm serve {KIMI} --use-replayssm {NGRAM} --enable-mamba-cache-stochastic-rounding",
+        {"VLLM_USE_V2_MODEL_RUNNER": "1"},
+    ),
+    "recoverssm-cache-modes": (f"vllm serve {NEMOTRON} --use-replayssm {NGRAM} --mamba-cache-mode all", {}),
+    "recoverssm-align-needs-v2-runner": (
+        f"vllm serve {KIMI} --use-replayssm {NGRAM}",
+        {"VLLM_USE_V2_MODEL_RUNNER": "0"},
+    ),
+    "recoverssm-pipeline-parallel": (
+        f"vllm serve {KIMI} --use-replayssm {NGRAM} -pp 2",
+        {"VLLM_USE_V2_MODEL_RUNNER": "1"},
+    ),
+    "kimi-needs-speculative-decoding": (f"vllm serve {KIMI} --use-replayssm", {"VLLM_USE_V2_MODEL_RUNNER": "0"}),
+    "recoverssm-backend-triton": (
+        f"vllm serve {KIMI} --use-replayssm {NGRAM} --mamba-backend flashinfer",
+        {"VLLM_USE_V2_MODEL_RUNNER": "1"},
+    ),
+    "flashinfer-no-prefix-caching": (f"vllm serve {NEMOTRON} --use-replayssm --mamba-backend flashinfer", {}),
+    "triton-needs-v1-runner": (f"vllm serve {NEMOTRON} --use-replayssm", {"VLLM_USE_V2_MODEL_RUNNER": "1"}),
+    "flashinfer-buffer-len-max": (
+        f"vllm serve {NEMOTRON} --use-replayssm --mamba-backend flashinfer {NO_PC} --replayssm-buffer-len 32",
+        {},
+    ),
+    "spec-decode-no-prefix-caching": (f"vllm serve {NEMOTRON} --use-replayssm --mamba-backend flashinfer {NGRAM}", {}),
+    "spec-decode-buffer-len": (
+        f"vllm serve {NEMOTRON} --use-replayssm --mamba-backend flashinfer {NO_PC} {NGRAM} --replayssm-buffer-len 2",
+        {},
+    ),
+    "spec-decode-needs-flashinfer": (f"vllm serve {NEMOTRON} --use-replayssm {NO_PC} {NGRAM}", {}),
+}
+# Rules that need a value a command line cannot carry: checked with a model folder below.
+NEEDS_MODEL_FOLDER = {"tp-divides-mamba-heads"}
+
+CASES = [(cset.id, rule.id) for cset in SETS if cset.id in VERSIONS for rule in cset.rule]
+
+
+def check(command: str, env: dict[str, str], set_id: str) -> CheckReport:
+    return run_check(shlex.split(command), version=VERSIONS[set_id], environ=env, sets=SETS)
+
+
+def statuses(report: CheckReport) -> dict[str, str]:
+    return {r.id: r.status for r in report.audit.results}
+
+
+@pytest.mark.parametrize("set_id", list(VERSIONS))
+def test_a_good_launch_meets_every_rule(set_id: str) -> None:
+    report = check(*GOOD[set_id], set_id)
+    assert "unmet" not in statuses(report).values(), report.audit.results
+
+
+@pytest.mark.parametrize(("set_id", "rule_id"), CASES, ids=[f"{s}:{r}" for s, r in CASES])
+def test_each_rule_in_each_version_is_unmet_when_broken_and_the_fix_meets_all(set_id: str, rule_id: str) -> None:
+    if rule_id in NEEDS_MODEL_FOLDER:
+        pytest.skip("needs config.json: see test_tensor_parallel_heads_rule_reads_the_model_folder")
+    command, env = BREAK[rule_id]
+    report = check(command, env, set_id)
+    assert statuses(report)[rule_id] == "unmet", report.audit.results
+    assert report.audit.after is not None
+    fixed = check(report.audit.after, env, set_id)
+    assert "unmet" not in statuses(fixed).values(), (report.audit.after, fixed.audit.results)
+
+
+def test_tensor_parallel_heads_rule_reads_the_model_folder(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    model = tmp_path / "nemotron"
+    model.mkdir()
+    (model / "config.json").write_text('{"architectures": ["NemotronHForCausalLM"], "mamba_num_heads": 12}')
+    env = {"VLLM_USE_V2_MODEL_RUNNER": "0"}
+    report = check(f"vllm serve {model} --use-replayssm -tp 8", env, "replayssm-0.33")
+    assert statuses(report)["tp-divides-mamba-heads"] == "unmet"
+    assert report.audit.after is not None and "--tensor-parallel-size 6" in report.audit.after
+    assert (
+        statuses(check(f"vllm serve {model} --use-replayssm -tp 4", env, "replayssm-0.33"))["tp-divides-mamba-heads"]
+        == "met"
+    )
+
+
+def test_unknown_values_say_what_would_reveal_them() -> None:
+    report = check("vllm serve my-org/custom-model --use-replayssm", {}, "replayssm-0.33")
+    architecture = next(r for r in report.audit.results if r.id == "architecture")
+    assert architecture.status == "unknown" and "architecture" in (architecture.reveal or "")
+
+
+def test_a_launch_without_the_feature_has_no_rules() -> None:
+    report = check(f"vllm serve {NEMOTRON} --mamba-backend cpu", {}, "replayssm-0.33")
+    assert report.audit.results == [] and report.ok
+
+
+def test_vllm_resolves_the_cache_mode_before_validating() -> None:
+    # 0.30: `--mamba-cache-mode none` does not help while prefix caching is on: vLLM makes it 'align'.
+    report = check(
+        f"vllm serve {NEMOTRON} --use-replayssm --mamba-backend flashinfer --mamba-cache-mode none",
+        {},
+        "replayssm-0.30",
+    )
+    assert statuses(report)["flashinfer-no-prefix-caching"] == "unmet"
+    assert report.audit.after is not None and "--no-enable-prefix-caching" in report.audit.after
+    # 0.27: --enable-prefix-caching alone gives Nemotron-H mode 'all'.
+    assert (
+        statuses(check(f"vllm serve {NEMOTRON} --use-replayssm --enable-prefix-caching", {}, "replayssm-0.27"))[
+            "cache-mode-not-all"
+        ]
+        == "unmet"
+    )
+    assert (
+        statuses(check(f"vllm serve {NEMOTRON} --use-replayssm --enable-prefix-caching", {}, "replayssm-0.28"))[
+            "cache-mode-not-all"
+        ]
+        == "met"
+    )
+
+
+def test_conflicting_fixes_are_reported_not_hidden() -> None:
+    big = '--speculative-config \'{"method": "ngram", "num_speculative_tokens": 20}\''
+    report = check(
+        f"vllm serve {NEMOTRON} --use-replayssm --mamba-backend flashinfer {NO_PC} {big}", {}, "replayssm-0.33"
+    )
+    assert report.audit.after is not None and '"num_speculative_tokens": 15' in report.audit.after
+    assert "--replayssm-buffer-len 16" in report.audit.after and report.audit.unresolved == []
+
+
+def test_the_documented_028_example() -> None:
+    command = (
+        f"vllm serve {NEMOTRON} --use-replayssm --mamba-cache-mode all --speculative-config "
+        '\'{"method": "ngram", "num_speculative_tokens": 3}\' --mamba-backend flashinfer'
+    )
+    report = check(command, {}, "replayssm-0.28")
+    assert sorted(r.id for r in report.audit.unmet) == [
+        "cache-mode-not-all",
+        "mamba-backend",
+        "no-speculative-decoding",
+    ]
+    assert report.audit.after is not None and check(report.audit.after, {}, "replayssm-0.28").ok
