@@ -72,7 +72,8 @@ def test_choices_and_spellings_follow_the_version() -> None:
     [
         "vllm serve nvidia/Nemotron-H-8B-Base-8K --use-replayssm --mamba-cache-mode all --speculative-config "
         '\'{"method": "ngram", "num_speculative_tokens": 3}\' --mamba-backend flashinfer',
-        "VLLM_USE_V2_MODEL_RUNNER=0 vllm serve /models/x -tp 2 --no-enable-prefix-caching --api-key a b --port=8001",
+        "VLLM_USE_V2_MODEL_RUNNER=0 vllm serve /models/x -tp 2 --no-enable-prefix-caching --served-model-name a b "
+        "--port=8001",
         "vllm serve m --kv-transfer-config.kv_connector NixlConnector --kv-transfer-config.kv_role kv_both",
     ],
 )
@@ -118,3 +119,8 @@ def test_broken_config_file_names_itself(tmp_path: Path) -> None:
     bad.write_text("model: [unclosed\n")
     with pytest.raises(CommandError, match="bad.yaml"):
         read_config_file(bad)
+
+
+def test_secrets_are_never_written_back() -> None:
+    rendered = render_command(parse("vllm serve m --api-key k1 k2 --hf-token hf_abcdefghijklmnopqrstuvwx").config)
+    assert rendered == "vllm serve m --api-key '***' --hf-token '***'"

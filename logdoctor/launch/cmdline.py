@@ -18,9 +18,12 @@ from typing import Any
 from logdoctor.launch.argspec import ArgSpec, ParserSpec, load_spec
 from logdoctor.launch.config import LaunchConfig, Origin
 
-_INT_TYPES = {"int", "human_readable_int"}
+_INT_TYPES = {"int", "human_readable_int", "human_readable_int_or_auto"}
 _JSON_TYPES = {"loads", "parse_dataclass", "_optional_type", "union_dict_and_str", None}
 _PROGRAMS = (("vllm", "serve"),)
+# Never written back in clear: a corrected command carries a placeholder the user fills in.
+SECRET_ARGS = frozenset({"api_key", "hf_token"})
+SECRET_PLACEHOLDER = "***"
 
 
 class CommandError(ValueError):
@@ -196,6 +199,8 @@ def option_tokens(spec: ParserSpec, dest: str, value: Any) -> list[str]:
     option = arg.long_option if arg is not None else "--" + dest.replace("_", "-")
     if value is None:
         return []
+    if dest in SECRET_ARGS:
+        return [option, SECRET_PLACEHOLDER]
     if isinstance(value, bool) or (arg is not None and arg.kind in ("bool", "flag")):
         if arg is not None and arg.kind == "flag":
             return [option] if value else []
@@ -223,5 +228,8 @@ def render_command(config: LaunchConfig, version: str | None = None) -> str:
         if setting is None:
             continue
         written = config.written.get(dest)
-        words += written if written is not None else option_tokens(spec, dest, setting.value)
+        if written is not None and dest not in SECRET_ARGS:
+            words += written
+        else:
+            words += option_tokens(spec, dest, setting.value)
     return shlex.join(words)

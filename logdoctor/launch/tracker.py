@@ -12,6 +12,8 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
 
+from logdoctor.launch.argspec import load_spec
+from logdoctor.launch.cmdline import option_tokens
 from logdoctor.launch.config import LaunchConfig, Origin
 from logdoctor.launch.header import HeaderFact, parse_header_line
 from logdoctor.launch.pyrepr import Call
@@ -127,9 +129,13 @@ def _apply_fact(launch: Launch, fact: HeaderFact, record: Record) -> None:
         launch.version = str(values["vllm_version"])
     if fact.kind in _USER_ARGS:
         launch.args_line = line.number
+        spec = load_spec(launch.version)
         for name, value in values.items():
             if name not in _NOT_ARGUMENTS:
-                config.set(name, _plain(value), origin, given=True)
+                plain = _plain(value)
+                config.set(name, plain, origin, given=True)
+                # How the user wrote it, kept even when vLLM later resolves the value differently.
+                config.written[name] = [str(plain)] if name == "model" else option_tokens(spec, name, plain)
         if "kv_connector" in values:
             config.observe("kv_connector", values["kv_connector"], origin)
         return

@@ -1,0 +1,123 @@
+"""What a log's header reveals about its launch, checked on real vLLM logs: the LaunchConfig read from
+the header agrees with the command that produced the log."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from logdoctor.launch.cmdline import parse_command
+from logdoctor.library.matcher import Library
+from logdoctor.scan import diagnose_file
+from tests.conftest import FIXTURES
+from tests.test_e2e import logdoctor_exe
+
+REAL = sorted(p for p in (FIXTURES / "real").glob("vllm-0.33.0-*.log") if "argparse" not in p.name)
+
+
+@pytest.mark.parametrize("log", REAL, ids=lambda p: p.name)
+def test_header_config_matches_the_command_that_made_the_log(library: Library, log: Path) -> None:
+    meta = tomllib.loads(log.with_name(log.name.removesuffix(".log") + ".meta.toml").read_text())
+    command = parse_command(shlex.split(meta["command"]), "0.33.0").config
+    doctor, _ = diagnose_file(log, library)
+    (launch,) = doctor.launches.launches(str(log))
+    assert launch.version == "0.33.0"
+    config = launch.config
+    assert sorted(config.given) == sorted(command.given)
+    for dest in command.given:
+        expected = command.value(dest)
+        # What the user wrote, as the header shows it (vLLM may resolve the value differently later).
+        written = parse_command(["vllm", "serve", *config.written[dest]], "0.33.0").config.value(dest)
+        if isinstance(expected, dict) and isinstance(written, dict):
+            written = {k: v for k, v in written.items() if k in expected}  # vLLM prints the dataclass's defaults
+        assert written == expected, dest
+        assert config.get(dest).origin.where.startswith(f"{log}:")  # type: ignore[union-attr]
+
+
+def test_several_launches_in_one_file_each_carry_their_own_config(tmp_path: Path, library: Library) -> None:
+    first = FIXTURES / "real" / "vllm-0.33.0-replayssm-kv-connector.log"
+    second = FIXTURES / "real" / "vllm-0.33.0-replayssm-flashinfer-prefix-caching.log"
+    joined = tmp_path / "restarts.log"
+    joined.write_bytes(first.read_bytes() + second.read_bytes())
+    doctor, findings = diagnose_file(joined, library)
+    assert len(doctor.launches.launches(str(joined))) == 2
+    primaries = {f.launch: f for f in findings if f.primary}
+    assert primaries[1].rule == "replayssm.kv-connector"
+    assert primaries[2].rule == "replayssm.flashinfer-prefix-caching"
+    assert "--kv-transfer-config" in (primaries[1].fix.original_command or "")
+    assert "--kv-transfer-config" not in (primaries[2].fix.original_command or "")
+
+
+def test_multi_rule_launch_every_broken_rule_and_a_command_that_passes(tmp_path: Path) -> None:
+    log = FIXTURES / "real" / "vllm-0.33.0-replayssm-multi-rule.log"
+    out = subprocess.run([logdoctor_exe(), "scan", "--format", "json", str(log)], capture_output=True, text=True)
+    (primary,) = [f for f in map(json.loads, out.stdout.splitlines()) if f["primary"]]
+    assert primary["rule"] == "replayssm.flashinfer-spec-decode-prefix-caching"
+    unmet = {c["id"] for c in primary["constraints"] if c["status"] == "unmet"}
+    assert unmet == {"spec-decode-no-prefix-caching", "no-kv-connector"}
+    raised = [c["id"] for c in primary["constraints"] if c["raised_by_vllm"]]
+    assert raised == ["spec-decode-no-prefix-caching"]
+    # The model folder named in the log is gone on this machine; give `check` one with the same config.
+    folder = tmp_path / "nemotron-h-tiny"
+    folder.mkdir()
+    (folder / "config.json").write_bytes((FIXTURES / "models" / "nemotron-h-tiny" / "config.json").read_bytes())
+    command = primary["fix"]["command"].replace("/work/vllm-models/nemotron-h-tiny", str(folder))
+    check = subprocess.run(
+        [logdoctor_exe(), "check", "--format", "json", "--vllm-version", "0.33.0", "--", *shlex.split(command)],
+        capture_output=True,
+        text=True,
+        env={"PATH": "/usr/bin"},
+    )
+    report = json.loads(check.stdout)
+    assert check.returncode == 0 and report["ok"], report
+    assert not [c for c in report["constraints"] if c["status"] == "unmet"]
+
+
+SECRET_LOG = """\
+(APIServer pid=51234) INFO 08-27 14:02:11 [api_utils.py:333]  ▄▄ ▄█ █     █     █ ▀▄▀ █  version 0.28.0
+(APIServer pid=51234) INFO 08-27 14:02:11 [api_utils.py:272] non-default args: {'model_tag': 'nvidia/NVIDIA-Nemotron-Nano-9B-v2', 'api_key': ['sk-live-abcdefghijklmnop1234', 'second-key-9876'], 'model': 'nvidia/NVIDIA-Nemotron-Nano-9B-v2', 'hf_token': 'hf_AbCdEfGhIjKlMnOpQrStUvWxYz012345', 'enable_prefix_caching': True, 'mamba_cache_mode': 'all', 'use_replayssm': True}
+(APIServer pid=51234) INFO 08-27 14:02:19 [model.py:672] Resolved architecture: NemotronHForCausalLM
+(APIServer pid=51234) pydantic_core._pydantic_core.ValidationError: 1 validation error for VllmConfig
+(APIServer pid=51234)   Value error, --use-replayssm supports prefix caching only in align mode; pass --mamba-cache-mode align [type=value_error, input_value=ArgsKwargs((), {'model_co... 'shutdown_timeout': 0}), input_type=ArgsKwargs]
+(APIServer pid=51234)     For further information visit https://errors.pydantic.dev/2.13/v/value_error
+"""
+SECRETS = ["sk-live-abcdefghijklmnop1234", "second-key-9876", "hf_AbCdEfGhIjKlMnOpQrStUvWxYz012345"]
+
+
+@pytest.mark.parametrize("args", [["scan", "--format", "json"], ["scan"]], ids=["json", "text"])
+def test_secrets_in_a_028_header_never_leave(tmp_path: Path, args: list[str]) -> None:
+    log = tmp_path / "leaky.log"
+    log.write_text(SECRET_LOG)
+    out = subprocess.run([logdoctor_exe(), *args, str(log)], capture_output=True, text=True)
+    assert out.returncode == 1 and "replayssm.cache-mode-all" in out.stdout
+    assert "--mamba-cache-mode align" in out.stdout  # the corrected command is there...
+    for secret in SECRETS:  # ...without the keys
+        assert secret not in out.stdout and secret not in out.stderr
+
+
+def test_secrets_on_a_checked_command_never_leave() -> None:
+    command = [
+        "vllm",
+        "serve",
+        "nvidia/Nemotron-H-8B-Base-8K",
+        "--use-replayssm",
+        "--mamba-backend",
+        "cpu",
+        "--api-key",
+        SECRETS[0],
+        SECRETS[1],
+        "--hf-token",
+        SECRETS[2],
+    ]
+    for fmt in ("json", "text"):
+        out = subprocess.run(
+            [logdoctor_exe(), "check", "--format", fmt, "--", *command], capture_output=True, text=True
+        )
+        assert out.returncode == 1
+        for secret in SECRETS:
+            assert secret not in out.stdout
