@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Score logdoctor on a labelled folder of logs (the format of shared/corpus: NNN-slug.log + NNN-slug.json).
 
-For each failed log (`healthy: false`):
+For each failed log (`healthy: false`), with the primary finding of its last launch:
   located  - the primary finding's evidence contains the label's `root_error_substring`
   fixed    - located, and the primary finding's fix mentions one of the label's `fix_keywords`
 For each healthy log: error-severity findings are false alarms.
@@ -51,7 +51,9 @@ def main() -> int:
         label = json.loads(label_path.read_text())
         findings = scan(log)
         errors = [f for f in findings if f["severity"] == "error"]
-        primary = next((f for f in findings if f["primary"]), None)
+        # A file can hold several launches (restarts); its outcome is the last launch's root cause.
+        primaries = [f for f in findings if f["primary"]]
+        primary = max(primaries, key=lambda f: f["launch"], default=None)
         if label["healthy"]:
             healthy += 1
             false_alarms += len(errors)

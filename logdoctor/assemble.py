@@ -48,6 +48,8 @@ _PREAMBLE = re.compile(r"(?:Process [\w.-]+|Exception in thread .+|Exception in 
 # Lines that start something new, so they never continue an exception message.
 _NEW_THING = re.compile(
     r"Traceback \(|Process [\w.-]+:|\[|\w[\w/.-]*\.py:\d+: \w*Warning|(?:INFO|WARNING|ERROR|DEBUG|CRITICAL)\b"
+    r"|\d{4}-\d\d-\d\d[ T]\d\d:\d\d"  # a line of another program's log (Python logging's default format),
+    r"|- \S+ - (?:DEBUG|INFO|WARNING|ERROR|CRITICAL) - "  # ... and the same once its timestamp was stripped
 )
 _PYDANTIC_TYPE = re.compile(r"\[type=[\w.]+")
 _PYDANTIC_KIND = {"Value error, ": "ValueError", "Assertion failed, ": "AssertionError"}

@@ -29,6 +29,7 @@ class Doctor:
         self.launches = LaunchTracker()
         self.findings: list[Finding] = []
         self.lines = 0
+        self.internal_errors = 0
         self._seen: dict[tuple[object, ...], Finding] = {}
         self._primary: dict[tuple[str, int], Finding] = {}
 
@@ -58,7 +59,11 @@ class Doctor:
         new: list[Finding] = []
         for event in events:
             launch = self.launches.launch_of(event.record.line.source, event.first_line)
-            finding = diagnose(event, self.library, launch)
+            try:
+                finding = diagnose(event, self.library, launch)
+            except Exception as exc:  # noqa: BLE001 - one odd event must not stop the diagnosis of the rest
+                self._internal_error(exc, event.record.line)
+                continue
             if finding is None:
                 continue
             key = dedupe_key(finding)
@@ -75,6 +80,20 @@ class Doctor:
             self._mark_provisional_primary(finding)
             new.append(finding)
         return new
+
+    def _internal_error(self, exc: Exception, line: Line) -> None:
+        self.internal_errors += 1
+        if self.internal_errors == 1:
+            import sys
+            import traceback
+
+            where = f"{line.source}:{line.number}"
+            detail = "".join(traceback.format_exception(exc, limit=4))
+            print(
+                f"logdoctor: internal error while diagnosing the event at {where} (skipped it; the rest "
+                f"goes on). Please report it with this traceback:\n{detail}",
+                file=sys.stderr,
+            )
 
     def _replace(self, old: Finding, new: Finding) -> None:
         new.occurrences = old.occurrences

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from logdoctor.api import diagnose_lines
 from logdoctor.doctor import Doctor
 from logdoctor.framing import Line
@@ -168,3 +170,41 @@ def test_a_wrapper_never_outranks_the_unknown_exception_it_wraps(library: Librar
 def test_engine_core_death_line_alone_is_an_error(library: Library) -> None:
     (root,) = primary(diagnose_lines([ENGINE + "EngineCore failed to start."], library))
     assert (root.rule, root.severity) == ("engine.core-failed-to-start", "error")
+
+
+def test_a_version_line_after_a_failure_is_a_restart(library: Library) -> None:
+    lines = [
+        "vllm serve: error: unrecognized arguments: --foo",
+        "INFO 06-20 20:03:41 [api_server.py:1287] vLLM API server version 0.9.1",
+        *traceback("", "OSError: [Errno 98] Address already in use"),
+    ]
+    roots = sorted((f.launch, f.rule) for f in primary(diagnose_lines(lines, library)))
+    assert roots == [(1, "cli.unrecognized-arguments"), (2, "network.port-in-use")]
+
+
+def test_another_programs_log_line_does_not_continue_an_exception(library: Library) -> None:
+    lines = [
+        *traceback("", "OSError: [Errno 98] Address already in use"),
+        "2025-06-20 20:03:45,362 - __main__ - ERROR - vLLM process terminated unexpectedly",
+    ]
+    (finding, *_) = diagnose_lines(lines, library)
+    assert finding.error.message == "[Errno 98] Address already in use"
+
+
+def test_an_internal_error_skips_one_event_and_is_reported_once(
+    library: Library, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import logdoctor.doctor as doctor_module
+
+    real = doctor_module.diagnose
+
+    def flaky(event, library, launch):  # type: ignore[no-untyped-def]
+        if "boom" in event.record.message:
+            raise RuntimeError("bug in a parser")
+        return real(event, library, launch)
+
+    monkeypatch.setattr(doctor_module, "diagnose", flaky)
+    lines = ["ERROR 11-30 19:42:03 [x.py:1] boom", "ERROR 11-30 19:42:04 [x.py:1] boom again", *traceback("", KV_ERROR)]
+    findings = diagnose_lines(lines, library)
+    assert [f.rule for f in findings] == ["memory.kv-cache-too-small"]
+    assert capsys.readouterr().err.count("internal error") == 1

@@ -207,7 +207,7 @@ def option_tokens(spec: ParserSpec, dest: str, value: Any) -> list[str]:
         # `--no-<positive>` is accepted by every release (0.33 adds `--disable-x` for `--enable-x`).
         return [option] if value else ["--no-" + option[2:]]
     if isinstance(value, dict):
-        return [option, json.dumps(value, separators=(", ", ": "))]
+        return [option, json.dumps(value, separators=(", ", ": "), default=str)]
     if isinstance(value, list):
         return [option, *(str(v) for v in value)]
     return [option, str(value)]

@@ -16,7 +16,7 @@ from logdoctor.launch.argspec import load_spec
 from logdoctor.launch.cmdline import option_tokens
 from logdoctor.launch.config import LaunchConfig, Origin
 from logdoctor.launch.header import HeaderFact, parse_header_line
-from logdoctor.launch.pyrepr import Call
+from logdoctor.launch.pyrepr import Call, EnumMember, Opaque, Symbol
 from logdoctor.records import Record
 
 # The server is up: what is logged after a later shutdown request is the shutdown, not a failure.
@@ -25,6 +25,8 @@ _SHUTDOWN = re.compile(
     r"Shutting down FastAPI HTTP server|\[shutdown\] API server: shutdown triggered"
     r"|received (?:signal )?SIG(?:TERM|INT)|Shutting down$"
 )
+# A launch that printed one of these has failed; a version line after it belongs to the next launch.
+_FAILURE = re.compile(r"Traceback \(most recent call last\)|[\w./ -]{1,60}?: error: |EngineCore failed to start")
 # Order of the markers within one launch's header: the version line comes before the arguments line.
 _MARKER_ORDER = {"version": 0, "non_default_args": 1, "namespace_args": 1}
 
@@ -41,6 +43,7 @@ class Launch:
     shutdown_line: int | None = None  # then it was asked to stop
     config: LaunchConfig = field(default_factory=LaunchConfig)
     args_line: int | None = None  # the `non-default args` / `args: Namespace` line, when seen
+    failed_line: int | None = None  # the first error or traceback: a version line after it is a restart
 
     def stopping_at(self, line_number: int) -> bool:
         """Was the server, once up, already shutting down on purpose at this line?"""
@@ -60,6 +63,8 @@ class LaunchTracker:
         if not message:
             return current
         self._lifecycle(current, record)
+        if current.failed_line is None and _FAILURE.match(message) and (record.level in (None, "ERROR", "CRITICAL")):
+            current.failed_line = record.line.number
         if record.kind != "vllm":
             return current
         fact = parse_header_line(message)
@@ -84,7 +89,8 @@ class LaunchTracker:
         order = _MARKER_ORDER.get(fact.kind)
         if order is None or (fact.kind == "version" and "vllm_version" not in fact.values):
             return current
-        if order <= current.last_marker:
+        restarted = fact.kind == "version" and current.failed_line is not None
+        if order <= current.last_marker or restarted:
             current = Launch(len(launches) + 1, record.line.number)
             launches.append(current)
         current.last_marker = order
@@ -107,13 +113,24 @@ _NOT_ARGUMENTS = {"model_tag", "subparser", "dispatch_function", "kv_connector",
 
 
 def _plain(value: object) -> object:
-    """Reprs to the JSON-like values a command line holds: `KVTransferConfig(...)` becomes its dict."""
+    """Reprs to the JSON values a command line holds: `KVTransferConfig(...)` becomes its dict, an enum
+    member its value, anything else that JSON cannot hold its text."""
     if isinstance(value, Call):
         return {k: _plain(v) for k, v in value.kwargs.items()}
     if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
+        return {str(k): _plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [_plain(v) for v in value]
+    if isinstance(value, frozenset | set):
+        return sorted((_plain(v) for v in value), key=repr)
+    if isinstance(value, EnumMember):
+        return _plain(value.value)
+    if isinstance(value, Symbol):
+        return value.name
+    if isinstance(value, Opaque):
+        return value.text
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
     return value
 
 
