@@ -7,6 +7,7 @@ import tomllib
 from collections.abc import Iterable
 from importlib import resources
 from pathlib import Path
+from typing import TypeVar
 
 from pydantic import ValidationError
 
@@ -65,20 +66,28 @@ def _problems(exc: ValidationError) -> str:
     return "; ".join(f"{'.'.join(str(p) for p in err['loc']) or 'entry'}: {err['msg']}" for err in exc.errors())
 
 
-def parse_sets(name: str, text: str) -> list[ConstraintSet]:
-    raw_sets = _toml(name, text).get("constraint_set", [])
-    if not isinstance(raw_sets, list):
-        raise LibraryError(f"{name}: `constraint_set` must be an array of tables ([[constraint_set]])")
-    sets = []
-    for index, raw in enumerate(raw_sets, 1):
+M = TypeVar("M", Pattern, ConstraintSet)
+
+
+def _tables(name: str, data: dict[str, object], key: str, model: type[M], label: str) -> list[M]:
+    """Validate every `[[key]]` table of one file; the error names the file, the entry and the problem."""
+    raw_entries = data.get(key, [])
+    if not isinstance(raw_entries, list):
+        raise LibraryError(f"{name}: `{key}` must be an array of tables ([[{key}]])")
+    entries: list[M] = []
+    for index, raw in enumerate(raw_entries, 1):
         ident = raw.get("id", f"#{index}") if isinstance(raw, dict) else f"#{index}"
         try:
-            cset = ConstraintSet.model_validate(raw)
+            entry = model.model_validate(raw)
         except ValidationError as exc:
-            raise LibraryError(f"{name}: constraint set {ident}: {_problems(exc)}") from exc
-        cset.origin = name
-        sets.append(cset)
-    return sets
+            raise LibraryError(f"{name}: {label} {ident}: {_problems(exc)}") from exc
+        entry.origin = name
+        entries.append(entry)
+    return entries
+
+
+def parse_sets(name: str, text: str) -> list[ConstraintSet]:
+    return _tables(name, _toml(name, text), "constraint_set", ConstraintSet, "constraint set")
 
 
 def load_constraint_sets(extra_dirs: Iterable[str] = ()) -> list[ConstraintSet]:
@@ -109,24 +118,12 @@ def load_constraint_sets(extra_dirs: Iterable[str] = ()) -> list[ConstraintSet]:
 
 def parse_file(name: str, text: str) -> list[Pattern]:
     data = _toml(name, text)
-    raw_patterns = data.get("pattern", [])
-    if not isinstance(raw_patterns, list):
-        raise LibraryError(f"{name}: `pattern` must be an array of tables ([[pattern]])")
-    patterns: list[Pattern] = []
-    for index, raw in enumerate(raw_patterns, 1):
-        ident = raw.get("id", f"#{index}") if isinstance(raw, dict) else f"#{index}"
-        try:
-            pattern = Pattern.model_validate(raw)
-        except ValidationError as exc:
-            raise LibraryError(f"{name}: pattern {ident}: {_problems(exc)}") from exc
-        pattern.origin = name
-        patterns.append(pattern)
     extra = set(data) - {"pattern", "constraint_set"}
     if extra:
         raise LibraryError(
             f"{name}: unknown top-level keys {sorted(extra)}; only [[pattern]] and [[constraint_set]] tables"
         )
-    return patterns
+    return _tables(name, data, "pattern", Pattern, "pattern")
 
 
 def load_patterns(extra_dirs: Iterable[str] = ()) -> list[Pattern]:
