@@ -101,16 +101,14 @@ def sample_cases(count: int, seed: int, models: Path) -> list[Case]:
 def rule_messages(version: str) -> list[tuple[str, re.Pattern[str], list[str]]]:
     """(rule id, regex of its vLLM message, its pattern ids) for the set that applies to `version`."""
     sys.path.insert(0, str(ROOT))
-    from logdoctor.library.constraints import sets_for
+    from logdoctor.library.constraints import message_regex, sets_for
     from logdoctor.library.loader import load_constraint_sets
 
-    found = []
-    for cset in sets_for(load_constraint_sets(), version):
-        for rule in cset.rule:
-            text = re.escape(rule.vllm_message)
-            text = re.sub(r"\\\{[^}]*\\\}", ".+?", text)
-            found.append((rule.id, re.compile(text), rule.patterns))
-    return found
+    return [
+        (rule.id, message_regex(rule.vllm_message), rule.patterns)
+        for cset in sets_for(load_constraint_sets(), version)
+        for rule in cset.rule
+    ]
 
 
 def run_vllm(vllm: str, command: str, runner: str, log_path: Path) -> tuple[str, str]:

@@ -46,9 +46,10 @@ def audit(
     version: str | None,
     raised_pattern: str | None = None,
     renderable: bool = True,
+    raised_message: str | None = None,
 ) -> Audit:
     result = Audit()
-    chosen = sets_for(sets, version, raised_pattern)
+    chosen = sets_for(sets, version, raised_pattern, raised_message)
     fixed = config.copy_deep()
     changed = False
     for cset in chosen:

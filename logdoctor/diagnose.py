@@ -65,7 +65,9 @@ def attach_launch_fix(finding: Finding, launch: Launch, library: Library) -> Non
     has_args = launch.args_line is not None
     if has_args:
         fill_defaults(config, version, "absent from the log's non-default args")
-    result = audit(config, library.sets, version, raised_pattern=finding.rule, renderable=has_args)
+    result = audit(
+        config, library.sets, version, finding.rule, renderable=has_args, raised_message=finding.error.message
+    )
     if result.results:
         finding.constraints = result.results
         finding.fix.command = result.after

@@ -180,3 +180,25 @@ def test_the_documented_028_example() -> None:
         "no-speculative-decoding",
     ]
     assert report.audit.after is not None and check(report.audit.after, {}, "replayssm-0.28").ok
+
+
+@pytest.mark.parametrize(
+    ("message", "expected_set"),
+    [
+        ("FlashInfer ReplaySSM does not support --mamba-cache-mode align yet; use none", "vLLM >=0.32,<0.33"),
+        ("FlashInfer ReplaySSM does not support prefix caching yet; use --disable-prefix-caching", "vLLM >=0.33"),
+        (
+            "--use-replayssm is only supported for Nemotron-H models (got architecture 'JambaForCausalLM')",
+            "vLLM >=0.28,<0.29",
+        ),
+    ],
+)
+def test_without_a_version_line_the_wording_picks_the_set(message: str, expected_set: str) -> None:
+    from logdoctor.api import diagnose_lines
+
+    lines = [
+        "pydantic_core._pydantic_core.ValidationError: 1 validation error for VllmConfig",
+        f"  Value error, {message} [type=value_error, input_value=ArgsKwargs((), {{}}), input_type=ArgsKwargs]",
+    ]
+    (finding,) = diagnose_lines(lines)
+    assert finding.constraints and all(c.set.endswith(expected_set) for c in finding.constraints)

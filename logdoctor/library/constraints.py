@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import operator
+import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from logdoctor.launch.config import LaunchConfig, Origin
@@ -265,14 +267,30 @@ def plan_fix(cset: ConstraintSet, config: LaunchConfig, broken: frozenset[str] =
     return FixPlan(fixed, applied, outcomes)
 
 
-def sets_for(sets: list[ConstraintSet], version: str | None, pattern_id: str | None = None) -> list[ConstraintSet]:
-    """The sets that apply: by the running version, or, when the log did not say, by the error's wording
-    (the newest set that has a rule for this pattern)."""
+@lru_cache(maxsize=512)
+def message_regex(template: str) -> re.Pattern[str]:
+    """A rule's `vllm_message` as a regex: its `{placeholders}` match any text."""
+    parts = re.split(r"\{[^{}]*\}", template)
+    return re.compile(".+?".join(re.escape(p) for p in parts))
+
+
+def sets_for(
+    sets: list[ConstraintSet], version: str | None, pattern_id: str | None = None, message: str | None = None
+) -> list[ConstraintSet]:
+    """The sets that apply: by the running version; when the log did not say, by the error's wording
+    (the newest set with a rule for this pattern whose exact message is the one in the log)."""
     if version is not None and parse_version(version) is not None:
         return [s for s in sets if in_range(version, s.versions)]
     if pattern_id is None:
         return []
     owning = [s for s in sets if any(pattern_id in r.patterns for r in s.rule)]
+    if message:
+        worded = [
+            s
+            for s in owning
+            if any(pattern_id in r.patterns and message_regex(r.vllm_message).search(message) for r in s.rule)
+        ]
+        owning = worded or owning
     by_feature: dict[str, ConstraintSet] = {}
     for cset in owning:  # files list sets oldest first; keep the newest per feature
         by_feature[cset.feature] = cset
