@@ -82,6 +82,17 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--architecture", help="the model's architecture, e.g. NemotronHForCausalLM")
     check.add_argument("--format", choices=("text", "json"), default="text")
     check.add_argument("command_line", nargs=argparse.REMAINDER, metavar="-- vllm serve MODEL ...")
+    patterns = commands.add_parser(
+        "patterns",
+        help="list the pattern library; `patterns test [DIR]` runs every example and the collision check",
+    )
+    patterns.add_argument("action", nargs="?", choices=["test"], help="test: check every pattern's examples")
+    patterns.add_argument("dirs", nargs="*", metavar="DIR", help="your own pattern files or folders, with test")
+    patterns.add_argument("--markdown", action="store_true", help="print docs/patterns.md")
+    patterns.add_argument("--patterns", action="append", default=[], metavar="DIR", help=argparse.SUPPRESS)
+    explain = commands.add_parser("explain", help="print one pattern as a documentation page")
+    explain.add_argument("pattern_id", metavar="ID")
+    explain.add_argument("--patterns", action="append", default=[], metavar="DIR")
     commands.add_parser("schema", help="print the JSON Schema of --format json findings")
     return parser
 
@@ -168,6 +179,57 @@ def cmd_check(args: argparse.Namespace) -> int:
     return EXIT_OK if report.ok else EXIT_FINDINGS
 
 
+def cmd_patterns(args: argparse.Namespace) -> int:
+    if args.dirs and args.action != "test":
+        print("logdoctor patterns: folders are for `patterns test DIR`", file=sys.stderr)
+        return EXIT_USAGE
+    library = _load_library([*args.patterns, *args.dirs])
+    if library is None:
+        return EXIT_USAGE
+    from logdoctor.library.docs import library_markdown, library_table
+
+    if args.action == "test":
+        from logdoctor.library.selftest import check_library
+
+        problems = check_library(library)
+        for problem in problems:
+            print(("warning: " if problem.is_warning else "") + str(problem))
+        failures = [p for p in problems if not p.is_warning]
+        examples = sum(len(p.examples.match) + len(p.examples.no_match) for p in library.patterns)
+        print(
+            f"{len(library.patterns)} patterns, {examples} examples: {len(failures)} problem(s), "
+            f"{len(problems) - len(failures)} warning(s)"
+        )
+        return EXIT_FINDINGS if failures else EXIT_OK
+    if args.markdown:
+        sys.stdout.write(library_markdown(library))
+        return EXIT_OK
+    rows = library_table(library)
+    width = max(len(r[0]) for r in rows)
+    for ident, severity, versions, title in rows:
+        print(f"{ident:<{width}}  {severity:<7}  {versions:<14}  {title}")
+    print(f"{len(rows)} patterns, {len(library.sets)} constraint sets")
+    return EXIT_OK
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    library = _load_library(args.patterns)
+    if library is None:
+        return EXIT_USAGE
+    from logdoctor.library.docs import pattern_page, rule_sets_of
+
+    pattern = library.by_id.get(args.pattern_id)
+    if pattern is None:
+        import difflib
+
+        close = difflib.get_close_matches(args.pattern_id, list(library.by_id), n=3)
+        hint = f"; did you mean {', '.join(close)}?" if close else "; `logdoctor patterns` lists them"
+        print(f"logdoctor explain: no pattern {args.pattern_id!r}{hint}", file=sys.stderr)
+        return EXIT_USAGE
+    sys.stdout.write(pattern_page(pattern, rule_sets_of(library, pattern.id)))
+    return EXIT_OK
+
+
 def cmd_schema(args: argparse.Namespace) -> int:
     print(json.dumps(Finding.model_json_schema(), indent=2))
     return EXIT_OK
@@ -175,7 +237,14 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    handlers = {None: cmd_pipe, "scan": cmd_scan, "check": cmd_check, "schema": cmd_schema}
+    handlers = {
+        None: cmd_pipe,
+        "scan": cmd_scan,
+        "check": cmd_check,
+        "patterns": cmd_patterns,
+        "explain": cmd_explain,
+        "schema": cmd_schema,
+    }
     try:
         return handlers[args.command](args)
     except KeyboardInterrupt:

@@ -185,3 +185,30 @@ def test_terminal_gets_panels_and_a_progress_bar() -> None:
 def test_json_on_a_terminal_has_no_progress_bar_or_colour() -> None:
     status, shown = _run_on_terminal("scan", "--format", "json", str(ENGINE_FIXTURE))
     assert status == 1 and b"scanning" not in shown and b"\x1b[" not in shown
+
+
+def test_patterns_lists_the_library() -> None:
+    proc = run("patterns")
+    out = proc.stdout.decode()
+    assert proc.returncode == 0 and "replayssm.cache-mode-all" in out and "patterns," in out.splitlines()[-1]
+
+
+def test_patterns_test_passes_and_checks_a_users_folder(tmp_path: Path) -> None:
+    assert run("patterns", "test").returncode == 0
+    (tmp_path / "mine.toml").write_text(
+        '[[pattern]]\nid = "mine.boom"\ntitle = "t"\nseverity = "error"\nmatch = "boom"\nexplanation = "e"\n'
+        '[pattern.fix]\nsummary = "s"\nsteps = ["x"]\n[pattern.source]\nfile = "f"\nversions = "*"\nchecked = "c"\n'
+        '[pattern.examples]\nmatch = ["ValueError: bang"]\nno_match = ["ValueError: boom"]\n'
+    )
+    proc = run("patterns", "test", str(tmp_path))
+    out = proc.stdout.decode()
+    assert proc.returncode == 1 and "mine.boom: no-match" in out and "mine.boom: false-match" in out
+
+
+def test_explain_prints_a_page_and_suggests_on_typos() -> None:
+    page = run("explain", "replayssm.cache-mode-all")
+    text = page.stdout.decode()
+    assert page.returncode == 0
+    assert all(h in text for h in ("### What it means", "### Fix", "### Where it comes from", "replayssm-0.28"))
+    typo = run("explain", "replayssm.cache-mode")
+    assert typo.returncode == 2 and b"replayssm.cache-mode-all" in typo.stderr

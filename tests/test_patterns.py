@@ -9,12 +9,10 @@ import pytest
 from logdoctor.api import diagnose_text
 from logdoctor.library.loader import LibraryError, load_patterns, parse_file
 from logdoctor.library.matcher import Library
+from logdoctor.library.schema import Pattern
+from logdoctor.library.selftest import check_pattern
 
 PATTERNS = load_patterns()
-MATCH_CASES = [pytest.param(p.id, ex, id=f"{p.id}#{i}") for p in PATTERNS for i, ex in enumerate(p.examples.match)]
-NO_MATCH_CASES = [
-    pytest.param(p.id, ex, id=f"{p.id}#{i}") for p in PATTERNS for i, ex in enumerate(p.examples.no_match)
-]
 
 
 def rules_for(library: Library, text: str) -> list[str]:
@@ -27,23 +25,36 @@ def test_library_is_not_empty_and_ids_are_unique() -> None:
 
 
 @pytest.mark.parametrize("pattern", PATTERNS, ids=lambda p: p.id)
-def test_every_pattern_has_examples_and_near_misses(pattern) -> None:  # type: ignore[no-untyped-def]
-    assert pattern.examples.match and pattern.examples.no_match
-    assert pattern.source.versions and pattern.source.checked
+def test_every_pattern_passes_the_library_self_test(library: Library, pattern) -> None:  # type: ignore[no-untyped-def]
+    # Examples through the whole pipeline, collisions, near-misses, source, backtracking: the same
+    # check as `logdoctor patterns test`.
+    assert [p for p in check_pattern(library, pattern) if not p.is_warning] == []
+    assert pattern.examples.match and pattern.examples.no_match and pattern.fix.steps
     assert pattern.explanation.strip() and pattern.fix.summary.strip()
 
 
-@pytest.mark.parametrize(("pattern_id", "example"), MATCH_CASES)
-def test_match_example_is_claimed_by_its_own_pattern(library: Library, pattern_id: str, example: str) -> None:
-    # The first finding of the snippet must be this pattern's: a higher-priority pattern that claims the
-    # example (a collision) fails here too.
-    rules = rules_for(library, example)
-    assert pattern_id in rules, f"{pattern_id} did not match its example; got {rules}"
+def test_a_collision_is_named(library: Library) -> None:
+    greedy = Pattern.model_validate(
+        {
+            "id": "t.greedy",
+            "title": "t",
+            "severity": "error",
+            "match": "KV cache",
+            "explanation": "e",
+            "fix": {"summary": "s", "steps": ["x"]},
+            "source": {"file": "f", "versions": "*", "checked": "c"},
+            "examples": {"match": ["ValueError: unrelated"], "no_match": ["x"]},
+        }
+    )
+    problems = check_pattern(Library([greedy, *library.patterns]), library.by_id["memory.kv-cache-too-small"])
+    assert problems and {p.kind for p in problems} == {"collision"} and "t.greedy" in problems[0].detail
 
 
-@pytest.mark.parametrize(("pattern_id", "example"), NO_MATCH_CASES)
-def test_near_miss_is_not_matched(library: Library, pattern_id: str, example: str) -> None:
-    assert pattern_id not in rules_for(library, example)
+def test_docs_patterns_md_is_current(library: Library) -> None:
+    from logdoctor.library.docs import library_markdown
+
+    committed = (Path(__file__).resolve().parent.parent / "docs" / "patterns.md").read_text()
+    assert committed == library_markdown(library), "stale: run `logdoctor patterns --markdown > docs/patterns.md`"
 
 
 def test_broken_file_names_file_pattern_and_problem(tmp_path: Path) -> None:
@@ -104,3 +115,21 @@ def test_runaway_regex_is_stopped_and_reported_once(tmp_path: Path, capsys: pyte
     diagnose_text(text, library)
     err = capsys.readouterr().err
     assert err.count("slow.backtrack") == 1 and "backtracks" in err
+
+
+def test_nested_quantifiers_are_warned_about(library: Library) -> None:
+    slow = Pattern.model_validate(
+        {
+            "id": "t.slow",
+            "title": "t",
+            "severity": "error",
+            "where": "line",
+            "match": "(a+)+$",
+            "explanation": "e",
+            "fix": {"summary": "s", "steps": ["x"]},
+            "source": {"file": "f", "versions": "*", "checked": "c"},
+            "examples": {"match": ["aaaa"], "no_match": ["b"]},
+        }
+    )
+    problems = check_pattern(Library([slow]), slow)
+    assert [(p.kind, p.is_warning) for p in problems] == [("backtracking", True)]
