@@ -66,7 +66,7 @@ def test_broken_file_names_file_pattern_and_problem(tmp_path: Path) -> None:
     with pytest.raises(LibraryError) as err:
         load_patterns([str(tmp_path)])
     message = str(err.value)
-    assert "mine.toml" in message and "mine.bad" in message and "severity" in message
+    assert "mine.toml:1:" in message and "mine.bad" in message and "severity" in message
 
 
 @pytest.mark.parametrize(

@@ -69,8 +69,16 @@ def _problems(exc: ValidationError) -> str:
 M = TypeVar("M", Pattern, ConstraintSet)
 
 
-def _tables(name: str, data: dict[str, object], key: str, model: type[M], label: str) -> list[M]:
-    """Validate every `[[key]]` table of one file; the error names the file, the entry and the problem."""
+def _table_lines(text: str, key: str) -> list[int]:
+    """1-based line numbers of the `[[key]]` headers, in order: where each entry starts."""
+    header = f"[[{key}]]"
+    return [n for n, line in enumerate(text.splitlines(), 1) if line.strip().startswith(header)]
+
+
+def _tables(name: str, text: str, data: dict[str, object], key: str, model: type[M], label: str) -> list[M]:
+    """Validate every `[[key]]` table of one file; the error names the file, its line, the entry and the
+    problem."""
+    starts = _table_lines(text, key)
     raw_entries = data.get(key, [])
     if not isinstance(raw_entries, list):
         raise LibraryError(f"{name}: `{key}` must be an array of tables ([[{key}]])")
@@ -80,14 +88,15 @@ def _tables(name: str, data: dict[str, object], key: str, model: type[M], label:
         try:
             entry = model.model_validate(raw)
         except ValidationError as exc:
-            raise LibraryError(f"{name}: {label} {ident}: {_problems(exc)}") from exc
+            where = f"{name}:{starts[index - 1]}" if index <= len(starts) else name
+            raise LibraryError(f"{where}: {label} {ident}: {_problems(exc)}") from exc
         entry.origin = name
         entries.append(entry)
     return entries
 
 
 def parse_sets(name: str, text: str) -> list[ConstraintSet]:
-    return _tables(name, _toml(name, text), "constraint_set", ConstraintSet, "constraint set")
+    return _tables(name, text, _toml(name, text), "constraint_set", ConstraintSet, "constraint set")
 
 
 def load_constraint_sets(extra_dirs: Iterable[str] = ()) -> list[ConstraintSet]:
@@ -123,7 +132,7 @@ def parse_file(name: str, text: str) -> list[Pattern]:
         raise LibraryError(
             f"{name}: unknown top-level keys {sorted(extra)}; only [[pattern]] and [[constraint_set]] tables"
         )
-    return _tables(name, data, "pattern", Pattern, "pattern")
+    return _tables(name, text, data, "pattern", Pattern, "pattern")
 
 
 def load_patterns(extra_dirs: Iterable[str] = ()) -> list[Pattern]:
