@@ -3,7 +3,8 @@
 
 For each failed log (`healthy: false`), with the primary finding of its last launch:
   located  - the primary finding's evidence contains the label's `root_error_substring`
-  fixed    - located, and the primary finding's fix mentions one of the label's `fix_keywords`
+  fixed    - located and recognised (a pattern's, not `unrecognized`), and its fix mentions one of the
+             label's `fix_keywords`
 For each healthy log: error-severity findings are false alarms.
 
 It runs the installed `logdoctor scan --format json` on each file, as a user would.
@@ -64,7 +65,8 @@ def main() -> int:
         evidence = "\n".join(e["text"] for e in (primary or {}).get("evidence", []))  # type: ignore[union-attr]
         hit = primary is not None and needle in evidence
         keywords = [k.lower() for k in label.get("fix_keywords", [])]
-        good_fix = hit and primary is not None and any(k in fix_text(primary).lower() for k in keywords)
+        recognised = primary is not None and primary["rule"] != "unrecognized"
+        good_fix = hit and recognised and any(k in fix_text(primary).lower() for k in keywords)
         located += hit
         fixed += good_fix
         rule = primary["rule"] if primary else "-"
@@ -77,7 +79,7 @@ def main() -> int:
     share = lambda n, d: f"{n}/{d} = {100 * n / d:.1f}%" if d else "n/a"  # noqa: E731
     print(f"failed logs:           {failed}")
     print(f"root cause located:    {share(located, failed)}")
-    print(f"located + fix keyword: {share(fixed, failed)}")
+    print(f"recognized, fix keyword: {share(fixed, failed)}")
     print(f"healthy logs:          {healthy}")
     print(f"false alarms (error findings on healthy logs): {false_alarms}")
     return 0

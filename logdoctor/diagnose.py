@@ -21,7 +21,7 @@ MAX_EVIDENCE_LINES = 40
 MAX_ERROR_MESSAGE = 4000
 
 _PLACEHOLDER = re.compile(r"\{(\w+)(?:\|([^{}]*))?\}")
-_DIGITS = re.compile(r"\d+")
+_NUMBERS = re.compile(r"0x[0-9a-fA-F]+|\d+")
 # Frames that show a traceback ended a process, not a request: the script's top level, a
 # multiprocessing child's bootstrap, a thread's run.
 _FATAL_FRAME = re.compile(r"<module>|_bootstrap(?:_inner)?|run_engine_core|worker_main|run_worker")
@@ -247,9 +247,21 @@ def _evidence(event: Event, exc: RaisedException | None, record: Record) -> list
 
 def dedupe_key(finding: Finding) -> tuple[object, ...]:
     """Findings with this key in one launch are the same error seen again (another TP rank, the
-    multiprocessing dump of a traceback the logger already printed)."""
+    multiprocessing dump of a traceback the logger already printed, the same failure on every rank):
+    one finding per pattern and launch, its later sightings counted and shown as extra evidence. An
+    unrecognized error is told apart by its first line, without the numbers and addresses that differ
+    per process."""
+    if finding.rule != UNRECOGNIZED:
+        return (finding.source, finding.launch, finding.rule)
     first = finding.error.message.splitlines()[0] if finding.error.message else ""
-    return (finding.source, finding.launch, finding.rule, finding.error.type, _DIGITS.sub("#", first))
+    return (finding.source, finding.launch, finding.rule, finding.error.type, _NUMBERS.sub("#", first))
+
+
+def error_lines(finding: Finding) -> list[EvidenceLine]:
+    """The evidence line(s) that hold the error itself (not the traceback's first line)."""
+    head = finding.error.message.splitlines()[0][:40] if finding.error.message else ""
+    found = [e for e in finding.evidence if head and head in e.text]
+    return found[:1] or finding.evidence[-1:]
 
 
 def rank_key(finding: Finding) -> tuple[int, int, int]:

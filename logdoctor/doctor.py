@@ -13,13 +13,14 @@ from __future__ import annotations
 
 from logdoctor import records
 from logdoctor.assemble import Assembler, Event
-from logdoctor.diagnose import can_be_primary, dedupe_key, diagnose, rank, rank_key
+from logdoctor.diagnose import can_be_primary, dedupe_key, diagnose, error_lines, rank, rank_key
 from logdoctor.framing import Line
 from logdoctor.launch.tracker import LaunchTracker
 from logdoctor.library.matcher import Library
 from logdoctor.model import Finding
 
 QUIET_SECONDS = 0.5
+MAX_REPEATS_SHOWN = 3  # evidence lines kept from later sightings of an error already reported
 
 
 class Doctor:
@@ -73,7 +74,10 @@ class Doctor:
                 if finding.lines[0] < seen.lines[0]:
                     # Events complete out of order (a logged traceback waits for its stream's next line):
                     # the report keeps the earliest sighting as the evidence.
-                    self._replace(seen, finding)
+                    finding, seen = seen, self._replace(seen, finding)
+                if seen.occurrences <= MAX_REPEATS_SHOWN:
+                    # Show where else it happened: another rank's copy may be the complete one.
+                    seen.evidence = sorted(seen.evidence + error_lines(finding), key=lambda e: e.line)
                 continue
             self._seen[key] = finding
             self.findings.append(finding)
@@ -95,7 +99,7 @@ class Doctor:
                 file=sys.stderr,
             )
 
-    def _replace(self, old: Finding, new: Finding) -> None:
+    def _replace(self, old: Finding, new: Finding) -> Finding:
         new.occurrences = old.occurrences
         new.primary = old.primary
         self.findings[self.findings.index(old)] = new
@@ -103,6 +107,7 @@ class Doctor:
         for key, best in self._primary.items():
             if best is old:
                 self._primary[key] = new
+        return new
 
     def _mark_provisional_primary(self, finding: Finding) -> None:
         if not can_be_primary(finding):
