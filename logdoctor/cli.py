@@ -14,6 +14,7 @@ from logdoctor import __version__
 from logdoctor.model import Finding
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+EXIT_SIGPIPE = 141  # 128 + SIGPIPE, what a shell reports for a reader that went away
 PROGRESS_MIN_BYTES = 32 << 20  # show a progress bar only when the input takes a while
 PROGRESS_ENV = "LOGDOCTOR_PROGRESS_MIN_BYTES"  # override (tests; people who always want one)
 
@@ -249,6 +250,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return handlers[args.command](args)
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # `logdoctor scan ... | head`: the reader has what it wanted. Exit like a process killed by
+        # SIGPIPE, without a traceback (and without Python's own complaint at shutdown).
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_SIGPIPE
 
 
 if __name__ == "__main__":

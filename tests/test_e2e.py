@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -212,3 +213,15 @@ def test_explain_prints_a_page_and_suggests_on_typos() -> None:
     assert all(h in text for h in ("### What it means", "### Fix", "### Where it comes from", "replayssm-0.28"))
     typo = run("explain", "replayssm.cache-mode")
     assert typo.returncode == 2 and b"replayssm.cache-mode-all" in typo.stderr
+
+
+def test_scan_into_a_reader_that_closes_early_exits_quietly() -> None:
+    proc = subprocess.run(
+        f"{shlex.quote(logdoctor_exe())} scan {shlex.quote(str(ENGINE_FIXTURE))} | head -c 10",
+        shell=True,
+        capture_output=True,
+        env={**os.environ, "NO_COLOR": "1"},
+        timeout=60,
+    )
+    assert proc.stdout == b"== " + str(ENGINE_FIXTURE).encode()[:7]
+    assert b"Traceback" not in proc.stderr and b"BrokenPipe" not in proc.stderr
