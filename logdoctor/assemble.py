@@ -368,8 +368,10 @@ class Assembler:
             done.append(started)
         return done
 
-    def tick(self, now: float) -> list[Event]:
-        stale = [key for key, item in self._open.items() if now - item.last_seen >= self.quiet]
+    def tick(self, now: float, hold: frozenset[str] = frozenset()) -> list[Event]:
+        """Complete the events whose stream has been quiet; `hold` names sources in the middle of a line
+        (a container runtime's partial line), whose events wait for the rest."""
+        stale = [key for key, item in self._open.items() if now - item.last_seen >= self.quiet and key[0] not in hold]
         return [self._close(key) for key in stale]
 
     def flush(self) -> list[Event]:
@@ -378,6 +380,10 @@ class Assembler:
     @property
     def pending(self) -> bool:
         return bool(self._open)
+
+    def pending_in(self, source: str) -> bool:
+        """An event of this source is still open (its lines are read but not yet diagnosed)."""
+        return any(key[0] == source for key in self._open)
 
     def _continues(self, current: _Open, record: Record) -> bool:
         if current.header is not None:

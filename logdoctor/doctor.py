@@ -40,8 +40,8 @@ class Doctor:
         self.launches.observe(record)
         return self._diagnose(self.assembler.feed(record, now))
 
-    def tick(self, now: float) -> list[Finding]:
-        return self._diagnose(self.assembler.tick(now))
+    def tick(self, now: float, hold: frozenset[str] = frozenset()) -> list[Finding]:
+        return self._diagnose(self.assembler.tick(now, hold))
 
     def flush(self) -> list[Finding]:
         return self._diagnose(self.assembler.flush())
@@ -55,6 +55,9 @@ class Doctor:
     @property
     def pending(self) -> bool:
         return self.assembler.pending
+
+    def pending_in(self, source: str) -> bool:
+        return self.assembler.pending_in(source)
 
     def _diagnose(self, events: list[Event]) -> list[Finding]:
         new: list[Finding] = []

@@ -67,11 +67,11 @@ def decode(raw: bytes) -> str:
 class Framer:
     """Incremental framing for one source: feed(bytes) -> complete lines, flush() -> the rest."""
 
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, lines_before: int = 0) -> None:
         self.source = source
         self._pending = bytearray()  # the unfinished physical line
         self._pending_overflow = False
-        self._number = 0  # physical lines seen
+        self._number = lines_before  # physical lines seen (a followed file resumes its count)
         # Container runtimes split long messages; the pieces of one stream are joined here.
         self._pieces: dict[str, tuple[int, list[str]]] = {}
         self._compose: bool | None = None  # decided on the first non-empty line of the source
@@ -115,6 +115,11 @@ class Framer:
     @property
     def lines_seen(self) -> int:
         return self._number
+
+    @property
+    def partial(self) -> bool:
+        """Bytes of an unfinished line, or container pieces, wait for more input."""
+        return bool(self._pending or self._pending_overflow or self._pieces)
 
     def _keep(self, chunk: bytes) -> None:
         room = MAX_LINE_CHARS - len(self._pending)

@@ -68,3 +68,6 @@ class Finding(_Model):
     occurrences: int = Field(default=1, description="How many times the same error was seen in the launch")
     docs: str | None = None
     truncated: bool = Field(default=False, description="The event was longer than the caps; middle dropped")
+    namespace: str | None = Field(default=None, description="Kubernetes namespace (watch, node log layout)")
+    pod: str | None = Field(default=None, description="Kubernetes pod (watch, node log layout)")
+    container: str | None = Field(default=None, description="Container name (watch, node log layout)")

@@ -1,0 +1,382 @@
+"""Sidecar mode: follow log files by name, through rotation, for weeks, without losing a line.
+
+Each followed path is a `Tail`: the file open now, how far it has been read, and one Framer whose line
+count goes on across rotations (so a finding's line number is unique within the path). On every poll a
+tail reads what is new and then looks at the path again:
+
+* renamed away or deleted (and maybe re-created): the open descriptor still reads the old file, so it
+  is finished first, then the new file is read from its start;
+* shorter than what was read (copytruncate): the lines written between the last read and the copy
+  are in the copy, so a sibling whose first bytes match (`x.log.1`, `x.log-20261130`, `.gz`) is read
+  from the old offset, then the truncated file from its start;
+* not there yet: nothing to do until it appears.
+
+watchdog wakes the loop when something changes; a timer poll (about a second) catches what its
+events miss (network file systems, a full inotify watch table). The state file records, per path, the
+file's identity and the offset of the last point where nothing was pending, plus the fingerprints of
+the findings reported, so a restarted sidecar resumes there, reports what was written while it was
+down (in the current file or in the one rotated away meanwhile) and never reports a finding twice.
+"""
+
+from __future__ import annotations
+
+import glob
+import gzip
+import hashlib
+import os
+import re
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from logdoctor.doctor import Doctor
+from logdoctor.framing import Framer, Line
+from logdoctor.model import Finding
+from logdoctor.sources.state import HEAD_BYTES, FileState, State, StateError, head_hash, save_state
+
+POLL_SECONDS = 1.0
+READ_CHUNK = 1 << 20
+STATE_SAVE_SECONDS = 1.0
+# /var/log/pods/<namespace>_<pod>_<uid>/<container>/<n>.log: the kubelet's node log layout.
+_POD_LOG = re.compile(r"/pods/(?P<namespace>[^_/]+)_(?P<pod>[^/]+)_(?P<uid>[0-9a-f-]{8,})/(?P<container>[^/]+)/[^/]+$")
+
+Emit = Callable[[Finding], None]
+
+
+def kubernetes_labels(path: str) -> dict[str, str]:
+    match = _POD_LOG.search(path)
+    return {k: match[k] for k in ("namespace", "pod", "container")} if match else {}
+
+
+def fingerprint(finding: Finding) -> str:
+    """The same failure, however often its lines are read again after a restart."""
+    first = finding.error.message.splitlines()[0] if finding.error.message else ""
+    key = f"{finding.source}\0{finding.rule}\0{finding.lines[0]}\0{first}"
+    return hashlib.sha256(key.encode("utf-8", "replace")).hexdigest()[:24]
+
+
+@dataclass
+class Identity:
+    device: int
+    inode: int
+    head: str
+
+    def same_file(self, saved: FileState) -> bool:
+        if (self.device, self.inode) != (saved.device, saved.inode):
+            return False
+        return not saved.head or not self.head or saved.head == self.head
+
+
+def read_head(path: Path) -> str:
+    """Hash of a file's first bytes (decompressed for .gz), "" when it is shorter than that."""
+    try:
+        opener = gzip.open if path.name.endswith(".gz") else open
+        with opener(path, "rb") as handle:
+            data = handle.read(HEAD_BYTES)
+    except (OSError, EOFError):
+        return ""
+    return head_hash(data) if len(data) >= HEAD_BYTES else ""
+
+
+class Tail:
+    def __init__(self, path: Path, saved: FileState | None, warn: Callable[[str], None]) -> None:
+        self.path = path
+        self.name = str(path)
+        self.framer = Framer(self.name, saved.lines if saved else 0)
+        self.saved = saved  # where a previous run stopped; used once, when the file is first opened
+        self.handle: BinaryIO | None = None
+        self.identity: Identity | None = None
+        self.offset = 0
+        self.committed: FileState | None = saved
+        self.bytes_read = 0
+        self.warn = warn
+
+    # --- reading -------------------------------------------------------------------------------
+
+    def poll(self, feed: Callable[[Line], None]) -> None:
+        status = _stat(self.path)
+        if self.handle is None:
+            if status is None:
+                return
+            self._open(status, feed)
+        self._drain(feed)
+        if status is None:
+            self._close()  # renamed away or deleted: finished above; wait for the next file
+            return
+        assert self.identity is not None
+        if (status.st_dev, status.st_ino) != (self.identity.device, self.identity.inode):
+            self._close()  # rotated by rename, or deleted and re-created
+            self._open(status, feed)
+            self._drain(feed)
+        elif status.st_size < self.offset:
+            self._read_copy(feed)  # copytruncate
+            self.offset = 0
+            self.identity.head = ""
+            assert self.handle is not None
+            self.handle.seek(0)
+            self._drain(feed)
+
+    def _open(self, status: os.stat_result, feed: Callable[[Line], None]) -> None:
+        try:
+            self.handle = open(self.path, "rb")  # noqa: SIM115 - kept open across polls on purpose
+        except OSError as exc:
+            self.warn(f"{self.path}: cannot open ({exc.strerror or exc}); will try again")
+            self.handle = None
+            return
+        identity = Identity(status.st_dev, status.st_ino, read_head(self.path))
+        self.identity = identity
+        self.offset = 0
+        saved, self.saved = self.saved, None
+        if saved is None:
+            return
+        if identity.same_file(saved) and status.st_size >= saved.offset:
+            self.offset = saved.offset
+            self.handle.seek(saved.offset)
+            return
+        # The file read last time was rotated away while logdoctor was down: finish it first.
+        old = self._find_sibling(saved.head, saved.offset)
+        if old is not None:
+            self._read_from(old, saved.offset, feed)
+        elif saved.offset:
+            self.warn(
+                f"{self.path}: the file read before the restart is gone; lines after byte {saved.offset} of it "
+                "could not be read"
+            )
+
+    def _drain(self, feed: Callable[[Line], None]) -> None:
+        if self.handle is None:
+            return
+        while True:
+            try:
+                data = self.handle.read(READ_CHUNK)
+            except OSError as exc:
+                self.warn(f"{self.path}: read failed ({exc.strerror or exc}); will try again")
+                return
+            if not data:
+                break
+            self.offset += len(data)
+            self.bytes_read += len(data)
+            for line in self.framer.feed(data):
+                feed(line)
+        if self.identity is not None and not self.identity.head:
+            self.identity.head = read_head(self.path)
+
+    def _read_copy(self, feed: Callable[[Line], None]) -> None:
+        assert self.identity is not None
+        copy = self._find_sibling(self.identity.head, self.offset)
+        if copy is None:
+            self.warn(
+                f"{self.path}: truncated in place (copytruncate) and no rotated copy was found; lines written "
+                "just before the truncation may be missing"
+            )
+            return
+        self._read_from(copy, self.offset, feed)
+
+    def _find_sibling(self, head: str, offset: int) -> Path | None:
+        """The rotated copy of the file we were reading: same first bytes, at least as long."""
+        if not head:
+            return None
+        for candidate in sorted(self.path.parent.glob(self.path.name + "*")):
+            if candidate == self.path or not candidate.is_file():
+                continue
+            if read_head(candidate) == head and _content_size(candidate) >= offset:
+                return candidate
+        return None
+
+    def _read_from(self, path: Path, offset: int, feed: Callable[[Line], None]) -> None:
+        opener = gzip.open if path.name.endswith(".gz") else open
+        try:
+            with opener(path, "rb") as handle:
+                handle.seek(offset)
+                while data := handle.read(READ_CHUNK):
+                    self.bytes_read += len(data)
+                    for line in self.framer.feed(data):
+                        feed(line)
+        except (OSError, EOFError) as exc:
+            self.warn(f"{path}: reading the rotated copy failed ({exc})")
+
+    def _close(self) -> None:
+        if self.handle is not None:
+            self.handle.close()
+        self.handle = None
+
+    # --- state -----------------------------------------------------------------------------------
+
+    def commit(self, doctor: Doctor) -> bool:
+        """Remember this point when nothing of the file is pending; True when it moved."""
+        if self.identity is None or self.framer.partial or doctor.pending_in(self.name):
+            return False
+        point = FileState(
+            self.identity.device, self.identity.inode, self.identity.head, self.offset, self.framer.lines_seen
+        )
+        if point == self.committed:
+            return False
+        self.committed = point
+        return True
+
+
+def _stat(path: Path) -> os.stat_result | None:
+    try:
+        return path.stat()
+    except OSError:
+        return None
+
+
+def _content_size(path: Path) -> int:
+    if not path.name.endswith(".gz"):
+        return path.stat().st_size
+    size = 0
+    with gzip.open(path, "rb") as handle:
+        while chunk := handle.read(READ_CHUNK):
+            size += len(chunk)
+    return size
+
+
+def expand(targets: list[str]) -> list[Path]:
+    """Files to follow now: named files (even not there yet), `*.log` under folders, glob matches."""
+    found: dict[str, Path] = {}
+    for target in targets:
+        if any(ch in target for ch in "*?["):
+            for match in sorted(glob.glob(target, recursive=True)):
+                if os.path.isfile(match):
+                    found.setdefault(match, Path(match))
+        elif os.path.isdir(target):
+            for log in sorted(Path(target).rglob("*.log")):
+                found.setdefault(str(log), log)
+        else:
+            found.setdefault(target, Path(target))
+    return list(found.values())
+
+
+class Watcher:
+    def __init__(
+        self,
+        targets: list[str],
+        doctor: Doctor,
+        emit: Emit,
+        state: State,
+        state_path: Path | None = None,
+        poll_seconds: float = POLL_SECONDS,
+        on_poll: Callable[[int, int, int], None] | None = None,
+    ) -> None:
+        self.targets = targets
+        self.doctor = doctor
+        self.emit = emit
+        self.state = state
+        self.state_path = state_path
+        self.poll_seconds = poll_seconds
+        self.on_poll = on_poll  # (lines read, bytes read, files open) after each poll, for metrics
+        self.tails: dict[str, Tail] = {}
+        self.wake = threading.Event()
+        self._warned: set[str] = set()
+        self._state_dirty = False
+        self._last_save = 0.0
+
+    def warn(self, message: str) -> None:
+        if message not in self._warned:
+            self._warned.add(message)
+            print(f"logdoctor watch: {message}", file=sys.stderr, flush=True)
+
+    def _report(self, findings: list[Finding]) -> None:
+        for finding in findings:
+            labels = kubernetes_labels(finding.source)
+            if labels:
+                finding.namespace, finding.pod, finding.container = (
+                    labels["namespace"],
+                    labels["pod"],
+                    labels["container"],
+                )
+            mark = fingerprint(finding)
+            if self.state.was_reported(mark):
+                continue  # reported before a restart: the lines were read again from the last safe point
+            self.state.remember(mark)
+            self._state_dirty = True
+            self.emit(finding)
+
+    def poll_once(self) -> None:
+        now = time.monotonic()
+        lines = 0
+        data = 0
+
+        def feed(line: Line) -> None:
+            nonlocal lines
+            lines += 1
+            self._report(self.doctor.feed(line, now))
+
+        for path in expand(self.targets):
+            name = str(path)
+            tail = self.tails.get(name)
+            if tail is None:
+                tail = self.tails[name] = Tail(path, self.state.files.get(name), self.warn)
+            before = tail.bytes_read
+            tail.poll(feed)
+            data += tail.bytes_read - before
+        midline = frozenset(name for name, tail in self.tails.items() if tail.framer.partial)
+        self._report(self.doctor.tick(time.monotonic(), midline))
+        self._commit()
+        if self.on_poll is not None:
+            self.on_poll(lines, data, sum(1 for t in self.tails.values() if t.handle is not None))
+
+    def _commit(self, force: bool = False) -> None:
+        for name, tail in self.tails.items():
+            if tail.commit(self.doctor) and tail.committed is not None:
+                self.state.files[name] = tail.committed
+                self._state_dirty = True
+        now = time.monotonic()
+        if self._state_dirty and (force or now - self._last_save >= STATE_SAVE_SECONDS):
+            try:
+                save_state(self.state_path, self.state)
+            except StateError as exc:  # a full disk must not stop the diagnosis: say so, retry later
+                self.warn(str(exc))
+                return
+            self._state_dirty = False
+            self._last_save = now
+
+    def run(self, stop: threading.Event) -> None:
+        observer = self._start_observer()
+        try:
+            while not stop.is_set():
+                self.poll_once()
+                self.wake.wait(self.poll_seconds)
+                self.wake.clear()
+            # Stopping (SIGTERM, SIGINT): read what is there, diagnose what is pending, save the state.
+            # An unfinished last line is left for the next run: the writer may still complete it.
+            self.poll_once()
+            self._report(self.doctor.flush())
+            self._commit(force=True)
+        finally:
+            if observer is not None:
+                observer.stop()
+
+    def _start_observer(self) -> Any:
+        """watchdog wakes the loop on any change under the watched folders (best effort)."""
+        try:
+            from watchdog.events import FileSystemEventHandler
+            from watchdog.observers import Observer
+        except ImportError:
+            return None
+        wake = self.wake
+
+        class Wake(FileSystemEventHandler):
+            def on_any_event(self, event):  # type: ignore[no-untyped-def]
+                wake.set()
+
+        folders = set()
+        for target in self.targets:
+            base = target.split("*")[0].split("?")[0].split("[")[0]
+            folder = base if os.path.isdir(base) else os.path.dirname(base) or "."
+            if os.path.isdir(folder):
+                folders.add(folder)
+        observer = Observer()
+        try:
+            for folder in sorted(folders):
+                observer.schedule(Wake(), folder, recursive=True)
+            observer.start()
+        except OSError as exc:  # inotify watch table full and the like: the timer poll carries on
+            self.warn(f"file events unavailable ({exc}); polling every {self.poll_seconds:g}s")
+            return None
+        return observer

@@ -1,0 +1,81 @@
+"""The sidecar's memory across restarts: where it stopped in each file, and what it already reported.
+
+Saved as JSON, atomically (write a temporary file, then rename), so a crash while saving leaves the
+previous state intact. A file is known by its identity (device, inode, and a hash of its first bytes,
+since inodes are reused), so a rotated or re-created file is never mistaken for the one read before.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+HEAD_BYTES = 256  # bytes hashed to recognise a file again
+STATE_VERSION = 1
+MAX_FINGERPRINTS = 10_000  # remembered findings; the oldest are forgotten first
+
+
+def head_hash(data: bytes) -> str:
+    return hashlib.sha256(data[:HEAD_BYTES]).hexdigest()[:32]
+
+
+@dataclass
+class FileState:
+    device: int
+    inode: int
+    head: str  # head_hash of the file's first bytes ("" while it is empty)
+    offset: int  # bytes consumed, at a line boundary with nothing pending
+    lines: int  # lines of this followed path counted so far (across rotations)
+
+
+@dataclass
+class State:
+    files: dict[str, FileState] = field(default_factory=dict)
+    reported: list[str] = field(default_factory=list)  # fingerprints of findings already reported
+
+    def was_reported(self, fingerprint: str) -> bool:
+        return fingerprint in self._reported_set
+
+    def remember(self, fingerprint: str) -> None:
+        if fingerprint not in self._reported_set:
+            self.reported.append(fingerprint)
+            self._reported_set.add(fingerprint)
+            if len(self.reported) > MAX_FINGERPRINTS:
+                self._reported_set.discard(self.reported.pop(0))
+
+    def __post_init__(self) -> None:
+        self._reported_set = set(self.reported)
+
+
+class StateError(Exception):
+    """The state file cannot be read or written; the message names it and says why."""
+
+
+def load_state(path: Path | None) -> State:
+    if path is None or not path.exists():
+        return State()
+    try:
+        data = json.loads(path.read_text("utf-8"))
+        files = {name: FileState(**entry) for name, entry in data.get("files", {}).items()}
+        return State(files=files, reported=list(data.get("reported", [])))
+    except (OSError, ValueError, TypeError) as exc:
+        raise StateError(f"{path}: cannot read the state file ({exc}); move it away to start afresh") from exc
+
+
+def save_state(path: Path | None, state: State) -> None:
+    if path is None:
+        return
+    data = {
+        "version": STATE_VERSION,
+        "files": {k: asdict(v) for k, v in state.files.items()},
+        "reported": state.reported,
+    }
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        tmp.write_text(json.dumps(data), "utf-8")
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise StateError(f"{path}: cannot write the state file ({exc.strerror or exc})") from exc

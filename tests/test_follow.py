@@ -1,0 +1,172 @@
+"""Following files through rotation and restarts, driven in-process with a manual poll."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import shutil
+from pathlib import Path
+
+from logdoctor.doctor import Doctor
+from logdoctor.library.matcher import Library
+from logdoctor.model import Finding
+from logdoctor.sources.follow import Watcher, expand, kubernetes_labels
+from logdoctor.sources.state import load_state
+
+
+def crash(n: int) -> bytes:
+    """A launch that dies: its own header, then an uncaught traceback (one finding per launch)."""
+    return (
+        f"INFO 11-30 10:00:00 [api_server.py:1] vLLM API server version 0.11.{n}\n"
+        "Traceback (most recent call last):\n"
+        '  File "/usr/local/bin/vllm", line 10, in <module>\n'
+        "    sys.exit(main())\n"
+        f"RuntimeError: crash number {n}\n"
+    ).encode()
+
+
+LINES_PER_CRASH = 5
+# A steady-state line: it makes a file longer than the bytes hashed to recognise it.
+STATS = (
+    b"INFO 11-30 10:00:01 [loggers.py:335] Engine 000: Avg prompt throughput: 512.3 tokens/s, Avg generation "
+    b"throughput: 88.1 tokens/s, Running: 4 reqs, Waiting: 0 reqs, GPU KV cache usage: 1.9%\n"
+)
+
+
+class Harness:
+    def __init__(self, library: Library, targets: list[str], state: Path | None = None) -> None:
+        self.findings: list[Finding] = []
+        self.lines = 0
+        self.state_path = state
+        self.watcher = Watcher(
+            targets,
+            Doctor(library, quiet=0.0),
+            self.findings.append,
+            load_state(state),
+            state,
+            poll_seconds=0,
+            on_poll=self._count,
+        )
+
+    def _count(self, lines: int, data: int, files: int) -> None:
+        self.lines += lines
+
+    def poll(self) -> None:
+        self.watcher.poll_once()
+
+    def stop(self) -> None:
+        self.watcher._report(self.watcher.doctor.flush())
+        self.watcher._commit(force=True)
+
+    def crashes(self) -> list[str]:
+        return sorted(f.error.message for f in self.findings)
+
+
+def expected(numbers: range) -> list[str]:
+    return sorted(f"crash number {n}" for n in numbers)
+
+
+def test_rename_rotation_finishes_the_old_file_then_reads_the_new(tmp_path: Path, library: Library) -> None:
+    log = tmp_path / "vllm.log"
+    log.write_bytes(crash(0))
+    h = Harness(library, [str(log)])
+    h.poll()
+    with log.open("ab") as f:
+        f.write(crash(1))  # written after the last read, before the rename
+    log.rename(tmp_path / "vllm.log.1")
+    log.write_bytes(crash(2))
+    h.poll()
+    h.stop()
+    assert h.crashes() == expected(range(3)) and h.lines == 3 * LINES_PER_CRASH
+
+
+def test_copytruncate_reads_the_tail_from_the_copy(tmp_path: Path, library: Library) -> None:
+    log = tmp_path / "vllm.log"
+    log.write_bytes(crash(0) + STATS)
+    h = Harness(library, [str(log)])
+    h.poll()
+    with log.open("ab") as f:
+        f.write(crash(1))
+    shutil.copy(log, tmp_path / "vllm.log.1")
+    with log.open("r+b") as f:
+        f.truncate(0)
+    with log.open("ab") as f:
+        f.write(crash(2))
+    h.poll()
+    h.stop()
+    assert h.crashes() == expected(range(3)) and h.lines == 3 * LINES_PER_CRASH + 1
+
+
+def test_delete_and_recreate_and_a_file_that_appears_later(tmp_path: Path, library: Library) -> None:
+    log = tmp_path / "later.log"
+    h = Harness(library, [str(log)])
+    h.poll()  # not there yet
+    log.write_bytes(crash(0))
+    h.poll()
+    log.unlink()
+    h.poll()
+    log.write_bytes(crash(1))
+    h.poll()
+    h.stop()
+    assert h.crashes() == expected(range(2))
+
+
+def test_restart_with_state_resumes_and_reports_nothing_twice(tmp_path: Path, library: Library) -> None:
+    log, state = tmp_path / "vllm.log", tmp_path / "state.json"
+    log.write_bytes(crash(0) + crash(1))
+    first = Harness(library, [str(log)], state)
+    first.poll()
+    first.stop()
+    with log.open("ab") as f:
+        f.write(crash(2))  # written while logdoctor was down
+    second = Harness(library, [str(log)], state)
+    second.poll()
+    second.stop()
+    assert first.crashes() == expected(range(2)) and second.crashes() == expected(range(2, 3))
+    assert first.lines + second.lines == 3 * LINES_PER_CRASH
+
+
+def test_a_file_rotated_and_gzipped_while_down_is_finished_first(tmp_path: Path, library: Library) -> None:
+    log, state = tmp_path / "0.log", tmp_path / "state.json"
+    log.write_bytes(crash(0) + STATS)
+    first = Harness(library, [str(log)], state)
+    first.poll()
+    first.stop()
+    with log.open("ab") as f:
+        f.write(crash(1))
+    with gzip.open(tmp_path / "0.log.20261130-101010.gz", "wb") as gz:
+        gz.write(log.read_bytes())
+    log.unlink()
+    log.write_bytes(crash(2))
+    second = Harness(library, [str(log)], state)
+    second.poll()
+    second.stop()
+    assert first.crashes() + second.crashes() == expected(range(1)) + expected(range(1, 3))
+
+
+def test_cri_partial_lines_across_polls(tmp_path: Path, library: Library) -> None:
+    log = tmp_path / "0.log"
+    text = crash(7).decode().splitlines()
+    cri = [f"2026-11-30T10:00:0{i}.000000000Z stderr F {line}" for i, line in enumerate(text)]
+    long = cri.pop()  # the exception line arrives as two P/F pieces in two polls
+    head, tail = long.split(" F ", 1)
+    log.write_text("\n".join(cri) + "\n" + f"{head} P {tail[:10]}\n")
+    h = Harness(library, [str(log)])
+    h.poll()
+    with log.open("a") as f:
+        f.write(f"{head} F {tail[10:]}\n")
+    h.poll()
+    h.stop()
+    assert h.crashes() == ["crash number 7"]
+
+
+def test_folders_globs_and_kubernetes_labels(tmp_path: Path) -> None:
+    pod = tmp_path / "pods" / "serving_vllm-0_0f1e2d3c-aaaa-bbbb-cccc-1234567890ab" / "vllm"
+    pod.mkdir(parents=True)
+    (pod / "0.log").write_text("x\n")
+    (pod / "0.log.20261130-101010.gz").write_bytes(b"")
+    assert expand([str(tmp_path / "pods")]) == [pod / "0.log"]
+    assert expand([str(tmp_path / "pods" / "*" / "*" / "*.log")]) == [pod / "0.log"]
+    labels = kubernetes_labels(str(pod / "0.log"))
+    assert labels == {"namespace": "serving", "pod": "vllm-0", "container": "vllm"}
+    assert os.path.basename(str(pod)) == "vllm"
