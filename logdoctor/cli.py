@@ -83,6 +83,43 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--architecture", help="the model's architecture, e.g. NemotronHForCausalLM")
     check.add_argument("--format", choices=("text", "json"), default="text")
     check.add_argument("command_line", nargs=argparse.REMAINDER, metavar="-- vllm serve MODEL ...")
+    run = commands.add_parser(
+        "run",
+        help="start a command (e.g. vllm serve), pass its output through and diagnose it live; exits with its status",
+        description="Start COMMAND (after --) and copy its stdout to standard output and its stderr to standard "
+        "error, byte for byte and without delay, while both are diagnosed; diagnoses are printed on standard error "
+        "as errors land. SIGINT, SIGTERM and SIGHUP are passed on to the command, and logdoctor waits for it. "
+        "Exit status: the command's (128+N when it was killed by signal N), whatever the diagnosis found; 127 when "
+        "the command cannot be started (not found, not executable); 2 for a usage error (no command, a broken "
+        "pattern file, a --report file that cannot be created).",
+    )
+    run.add_argument(
+        "--report",
+        metavar="FILE",
+        help="when the command ends, write every finding (root cause ranked) to FILE as JSON Lines",
+    )
+    _add_common(run)
+    run.add_argument("command_line", nargs=argparse.REMAINDER, metavar="-- COMMAND ARGS...")
+    watch = commands.add_parser(
+        "watch",
+        help="follow log files (sidecar): rotation, restarts, container formats; JSON Lines on stdout",
+        description="Follow vLLM log files by name through rotation (rename, copytruncate, delete and "
+        "re-create) and print one JSON line per finding. PATH is a file (it may not exist yet), a folder "
+        "(every *.log below it, also files that appear later) or a quoted glob. Stops on SIGTERM/SIGINT "
+        "after diagnosing what is pending and saving the state.",
+    )
+    watch.add_argument("paths", nargs="+", metavar="PATH")
+    watch.add_argument("--format", choices=("json", "text"), default="json")
+    watch.add_argument("--state", metavar="FILE", help="remember offsets and reported findings across restarts")
+    watch.add_argument("--metrics-port", type=int, metavar="N", help="serve Prometheus /metrics and /healthz")
+    watch.add_argument(
+        "--poll",
+        type=float,
+        default=1.0,
+        metavar="SECONDS",
+        help="how often files are checked when no file event arrives (default 1)",
+    )
+    watch.add_argument("--patterns", action="append", default=[], metavar="DIR")
     patterns = commands.add_parser(
         "patterns",
         help="list the pattern library; `patterns test [DIR]` runs every example and the collision check",
@@ -180,6 +217,67 @@ def cmd_check(args: argparse.Namespace) -> int:
     return EXIT_OK if report.ok else EXIT_FINDINGS
 
 
+def cmd_watch(args: argparse.Namespace) -> int:
+    library = _load_library(args.patterns)
+    if library is None:
+        return EXIT_USAGE
+    from logdoctor.watch import watch
+
+    return watch(args.paths, library, sys.stdout, args.format, args.state, args.metrics_port, args.poll)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    tokens = list(args.command_line)
+    if tokens[:1] == ["--"]:
+        tokens = tokens[1:]
+    if not tokens:
+        print("logdoctor run: give the command after --, e.g. `logdoctor run -- vllm serve MODEL ...`", file=sys.stderr)
+        return EXIT_USAGE
+    library = _load_library(args.patterns)
+    if library is None:
+        return EXIT_USAGE
+    from functools import partial
+
+    from logdoctor.doctor import Doctor
+    from logdoctor.report.jsonl import JsonReporter
+    from logdoctor.sources.command import EXIT_CANNOT_START, CannotStart, run
+
+    report_file: TextIO | None = None
+    if args.report is not None:
+        try:  # created before the command starts, so a bad path is found before a server is launched
+            report_file = open(args.report, "w", encoding="utf-8")  # noqa: SIM115 - closed after the run
+        except OSError as exc:
+            print(f"logdoctor run: cannot create the report {args.report}: {exc.strerror or exc}", file=sys.stderr)
+            return EXIT_USAGE
+    reporter = make_reporter(args.format, sys.stderr)
+    doctor = Doctor(library)
+
+    def emit(finding: Finding) -> None:
+        reporter.finding(finding)
+        sys.stderr.flush()  # out before the command's next stderr bytes, which bypass sys.stderr
+
+    def write_report(out: TextIO) -> None:
+        json_reporter = JsonReporter(out)
+        for finding in doctor.report():
+            json_reporter.finding(finding)
+
+    try:
+        try:
+            result = run(tokens, doctor, emit)
+        except CannotStart as exc:
+            print(f"logdoctor run: {exc}", file=sys.stderr)
+            return EXIT_CANNOT_START
+        with contextlib.suppress(OSError, ValueError):  # stderr may be gone; the exit status still counts
+            reporter.close()
+        if report_file is not None:
+            result.guard.call(partial(write_report, report_file), None)
+        return result.exit_status
+    finally:
+        if report_file is not None:
+            with contextlib.suppress(OSError):
+                report_file.close()
+
+
 def cmd_patterns(args: argparse.Namespace) -> int:
     if args.dirs and args.action != "test":
         print("logdoctor patterns: folders are for `patterns test DIR`", file=sys.stderr)
@@ -242,6 +340,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         None: cmd_pipe,
         "scan": cmd_scan,
         "check": cmd_check,
+        "run": cmd_run,
+        "watch": cmd_watch,
         "patterns": cmd_patterns,
         "explain": cmd_explain,
         "schema": cmd_schema,

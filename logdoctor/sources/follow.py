@@ -93,6 +93,7 @@ class Tail:
         self.offset = 0
         self.committed: FileState | None = saved
         self.bytes_read = 0
+        self.rotated = False  # since the last commit: save the state at once
         self.warn = warn
 
     # --- reading -------------------------------------------------------------------------------
@@ -112,6 +113,7 @@ class Tail:
             self._close()  # rotated by rename, or deleted and re-created
             self._open(status, feed)
             self._drain(feed)
+            self.rotated = True
         elif status.st_size < self.offset:
             self._read_copy(feed)  # copytruncate
             self.offset = 0
@@ -119,6 +121,7 @@ class Tail:
             assert self.handle is not None
             self.handle.seek(0)
             self._drain(feed)
+            self.rotated = True
 
     def _open(self, status: os.stat_result, feed: Callable[[Line], None]) -> None:
         try:
@@ -127,25 +130,47 @@ class Tail:
             self.warn(f"{self.path}: cannot open ({exc.strerror or exc}); will try again")
             self.handle = None
             return
-        identity = Identity(status.st_dev, status.st_ino, read_head(self.path))
-        self.identity = identity
+        # Who we opened, from the descriptor itself: the path may have been replaced since it was stat'ed.
+        opened = os.fstat(self.handle.fileno())
+        self.identity = Identity(opened.st_dev, opened.st_ino, _fd_head(self.handle))
         self.offset = 0
         saved, self.saved = self.saved, None
-        if saved is None:
-            return
-        if identity.same_file(saved) and status.st_size >= saved.offset:
+        if saved is not None:
+            self._resume(saved, opened, feed)
+
+    def _resume(self, saved: FileState, opened: os.stat_result, feed: Callable[[Line], None]) -> None:
+        """Continue where a previous run stopped, reading first what it missed while down."""
+        assert self.handle is not None and self.identity is not None
+        if self.identity.same_file(saved) and opened.st_size >= saved.offset:
             self.offset = saved.offset
             self.handle.seek(saved.offset)
             return
-        # The file read last time was rotated away while logdoctor was down: finish it first.
-        old = self._find_sibling(saved.head, saved.offset)
-        if old is not None:
-            self._read_from(old, saved.offset, feed)
+        same_inode = (self.identity.device, self.identity.inode) == (saved.device, saved.inode)
+        original = None if same_inode else self._find_sibling_inode(saved)
+        if original is not None and (not saved.head or read_head(original) == saved.head):
+            self._read_from(original, saved.offset, feed)  # rotated by rename while we were down
+            return
+        # Truncated (copytruncate) while we were down: the rest of what we had been reading is in its
+        # copy; what the writer wrote after the truncation is in the original file (or its successor).
+        copy = self._find_sibling(saved.head, saved.offset)
+        if copy is not None:
+            self._read_from(copy, saved.offset, feed)
         elif saved.offset:
             self.warn(
-                f"{self.path}: the file read before the restart is gone; lines after byte {saved.offset} of it "
-                "could not be read"
+                f"{self.path}: the file read before the restart is gone; lines after byte {saved.offset} of "
+                "it could not be read"
             )
+        if original is not None:
+            self._read_from(original, 0, feed)
+
+    def _find_sibling_inode(self, saved: FileState) -> Path | None:
+        for candidate in sorted(self.path.parent.glob(self.path.name + "*")):
+            if candidate == self.path:
+                continue
+            status = _stat(candidate)
+            if status is not None and (status.st_dev, status.st_ino) == (saved.device, saved.inode):
+                return candidate
+        return None
 
     def _drain(self, feed: Callable[[Line], None]) -> None:
         if self.handle is None:
@@ -163,7 +188,7 @@ class Tail:
             for line in self.framer.feed(data):
                 feed(line)
         if self.identity is not None and not self.identity.head:
-            self.identity.head = read_head(self.path)
+            self.identity.head = _fd_head(self.handle)
 
     def _read_copy(self, feed: Callable[[Line], None]) -> None:
         assert self.identity is not None
@@ -217,6 +242,15 @@ class Tail:
             return False
         self.committed = point
         return True
+
+
+def _fd_head(handle: BinaryIO) -> str:
+    """read_head for an open file, without moving its position."""
+    try:
+        data = os.pread(handle.fileno(), HEAD_BYTES, 0)
+    except OSError:
+        return ""
+    return head_hash(data) if len(data) >= HEAD_BYTES else ""
 
 
 def _stat(path: Path) -> os.stat_result | None:
@@ -274,6 +308,7 @@ class Watcher:
         self.wake = threading.Event()
         self._warned: set[str] = set()
         self._state_dirty = False
+        self._reported_since_save = False  # a reported finding is saved at once: a restart must know it
         self._last_save = 0.0
 
     def warn(self, message: str) -> None:
@@ -295,6 +330,7 @@ class Watcher:
                 continue  # reported before a restart: the lines were read again from the last safe point
             self.state.remember(mark)
             self._state_dirty = True
+            self._reported_since_save = True
             self.emit(finding)
 
     def poll_once(self) -> None:
@@ -326,7 +362,10 @@ class Watcher:
             if tail.commit(self.doctor) and tail.committed is not None:
                 self.state.files[name] = tail.committed
                 self._state_dirty = True
+                force = force or tail.rotated
+                tail.rotated = False
         now = time.monotonic()
+        force = force or self._reported_since_save
         if self._state_dirty and (force or now - self._last_save >= STATE_SAVE_SECONDS):
             try:
                 save_state(self.state_path, self.state)
@@ -334,6 +373,7 @@ class Watcher:
                 self.warn(str(exc))
                 return
             self._state_dirty = False
+            self._reported_since_save = False
             self._last_save = now
 
     def run(self, stop: threading.Event) -> None:
@@ -351,6 +391,7 @@ class Watcher:
         finally:
             if observer is not None:
                 observer.stop()
+                observer.join(timeout=5)
 
     def _start_observer(self) -> Any:
         """watchdog wakes the loop on any change under the watched folders (best effort)."""

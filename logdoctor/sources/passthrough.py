@@ -5,61 +5,24 @@ Two rules outrank everything else here, because logdoctor sits in the path of a 
   reported once on stderr, and the copy goes on;
 * when the reader of stdout goes away, keep reading stdin (and diagnosing), so the server writing into
   the pipe is not killed by SIGPIPE / EPIPE.
+
+The guard and the helpers are shared with run mode (`logdoctor run`): logdoctor.sources.live.
 """
 
 from __future__ import annotations
 
 import os
 import select
-import sys
 import time
-import traceback
 from collections.abc import Callable
 from functools import partial
-from typing import TypeVar
 
 from logdoctor.doctor import Doctor
-from logdoctor.framing import Framer, Line
+from logdoctor.framing import Framer
 from logdoctor.model import Finding
+from logdoctor.sources.live import CHUNK, NO_LINES, TICK_SECONDS, Diagnosis, Guard, write_all
 
-CHUNK = 1 << 16
-TICK_SECONDS = 0.1  # how often quiet streams are checked while no input arrives
-
-T = TypeVar("T")
-
-
-class Guard:
-    """Runs core calls; the first failure is reported on stderr, later ones are counted silently."""
-
-    def __init__(self) -> None:
-        self.failures = 0
-
-    def call(self, fn: Callable[[], T], default: T) -> T:
-        try:
-            return fn()
-        except Exception:  # noqa: BLE001 - the pass-through must survive any bug in the core
-            self.failures += 1
-            if self.failures == 1:
-                detail = traceback.format_exc(limit=3)
-                try:
-                    sys.stderr.write(
-                        f"logdoctor: internal error, diagnosis may be incomplete (log copy continues):\n{detail}"
-                    )
-                    sys.stderr.flush()
-                except (OSError, ValueError):
-                    pass
-            return default
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
-
-
-NO_FINDINGS: list[Finding] = []
-NO_LINES: list[Line] = []
+__all__ = ["CHUNK", "TICK_SECONDS", "Guard", "pump"]
 
 
 def pump(
@@ -70,22 +33,15 @@ def pump(
     source: str = "-",
 ) -> Guard:
     guard = Guard()
+    diagnosis = Diagnosis(doctor, emit, guard)
     framer = Framer(source)
-
-    def deliver(produce: Callable[[], list[Finding]]) -> None:
-        for finding in guard.call(produce, NO_FINDINGS):
-            guard.call(partial(emit, finding), None)
-
-    def analyse(lines: list[Line], now: float) -> None:
-        for line in lines:
-            deliver(partial(doctor.feed, line, now))
 
     copying = True
     while True:
         if doctor.pending:
             ready, _, _ = select.select([stdin_fd], [], [], TICK_SECONDS)
             if not ready:
-                deliver(partial(doctor.tick, time.monotonic()))
+                diagnosis.tick(time.monotonic())
                 continue
         try:
             data = os.read(stdin_fd, CHUNK)
@@ -95,10 +51,10 @@ def pump(
             break
         if copying:
             try:
-                _write_all(stdout_fd, data)
+                write_all(stdout_fd, data)
             except OSError:  # EPIPE and friends: the reader left; keep draining so the writer lives
                 copying = False
-        analyse(guard.call(partial(framer.feed, data), NO_LINES), time.monotonic())
-    analyse(guard.call(framer.flush, NO_LINES), time.monotonic())
-    deliver(doctor.flush)
+        diagnosis.analyse(guard.call(partial(framer.feed, data), NO_LINES), time.monotonic())
+    diagnosis.analyse(guard.call(framer.flush, NO_LINES), time.monotonic())
+    diagnosis.flush()
     return guard
