@@ -127,6 +127,7 @@ def test_rotation_kill_and_restart_lose_and_repeat_nothing(tmp_path: Path, frami
     finally:
         first.send_signal(signal.SIGKILL)  # killed midway: no chance to save anything
         first.wait(timeout=10)
+    at_kill = state.read_text()
     writer.crashes(10)  # written while it is down...
     writer.rename()  # ...and rotated away while it is down
     writer.crashes(10)
@@ -140,7 +141,9 @@ def test_rotation_kill_and_restart_lose_and_repeat_nothing(tmp_path: Path, frami
         second.send_signal(signal.SIGTERM)
         assert second.wait(timeout=20) == 0
     messages = reported(out)
-    assert sorted(messages) == sorted(f"crash number {n}" for n in range(writer.next))  # each exactly once
+    told = [p.stderr.read().decode() if p.stderr else "" for p in (first, second)]
+    repeated = sorted({m for m in messages if messages.count(m) > 1})
+    assert sorted(messages) == sorted(f"crash number {n}" for n in range(writer.next)), (repeated, told, at_kill[:400])
     assert json.loads(state.read_text())["files"][str(log)]["lines"] == writer.physical  # no line lost or repeated
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import glob
 import gzip
 import hashlib
+import logging
 import os
 import re
 import sys
@@ -400,6 +401,9 @@ class Watcher:
             from watchdog.observers import Observer
         except ImportError:
             return None
+        # watchdog logs a harmless race at shutdown ("queue_events() called when the thread is
+        # inactive") at ERROR; the timer poll covers anything its events miss, so keep it quiet.
+        logging.getLogger("watchdog").setLevel(logging.CRITICAL)
         wake = self.wake
 
         class Wake(FileSystemEventHandler):
