@@ -170,3 +170,26 @@ def test_folders_globs_and_kubernetes_labels(tmp_path: Path) -> None:
     labels = kubernetes_labels(str(pod / "0.log"))
     assert labels == {"namespace": "serving", "pod": "vllm-0", "container": "vllm"}
     assert os.path.basename(str(pod)) == "vllm"
+
+
+def test_lines_appended_during_a_read_are_not_mistaken_for_a_truncation(tmp_path: Path, library: Library) -> None:
+    # A writer that appends while logdoctor reads: a size looked up before the read is smaller than the
+    # offset after it. That must not look like copytruncate (which would read the file again).
+    log = tmp_path / "vllm.log"
+    log.write_bytes(crash(0) + STATS)
+    h = Harness(library, [str(log)])
+    real_feed = h.watcher.doctor.feed
+    appended = []
+
+    def feed_and_append(line, now=0.0):  # type: ignore[no-untyped-def]
+        if not appended:
+            appended.append(True)
+            with log.open("ab") as f:
+                f.write(crash(1) + STATS)
+        return real_feed(line, now)
+
+    h.watcher.doctor.feed = feed_and_append  # type: ignore[method-assign]
+    h.poll()
+    h.poll()
+    h.stop()
+    assert h.crashes() == expected(range(2)) and h.lines == 2 * (LINES_PER_CRASH + 1)

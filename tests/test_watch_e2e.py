@@ -108,12 +108,13 @@ def reported(out: Path) -> list[str]:
 
 @pytest.mark.parametrize("framing", ["plain", "cri"])
 def test_rotation_kill_and_restart_lose_and_repeat_nothing(tmp_path: Path, framing: str) -> None:
-    folder, state, out = tmp_path / "logs", tmp_path / "state.json", tmp_path / "findings.jsonl"
+    folder, state = tmp_path / "logs", tmp_path / "state.json"
+    out1, out2 = tmp_path / "findings-1.jsonl", tmp_path / "findings-2.jsonl"
     folder.mkdir()
     log = folder / "vllm.log"
     writer = Writer(log, framing)
     writer.crashes(5)
-    first = start(folder, state, out)
+    first = start(folder, state, out1)
     try:
         wait_for_offset(state, log, writer.physical)  # it is up and has read the file
         writer.crashes(20)  # at full speed while it reads
@@ -131,7 +132,7 @@ def test_rotation_kill_and_restart_lose_and_repeat_nothing(tmp_path: Path, frami
     writer.crashes(10)  # written while it is down...
     writer.rename()  # ...and rotated away while it is down
     writer.crashes(10)
-    second = start(folder, state, out)
+    second = start(folder, state, out2)
     try:
         wait_for_offset(state, log, writer.physical)
         writer.recreate()  # delete and re-create, while it runs
@@ -140,10 +141,11 @@ def test_rotation_kill_and_restart_lose_and_repeat_nothing(tmp_path: Path, frami
     finally:
         second.send_signal(signal.SIGTERM)
         assert second.wait(timeout=20) == 0
-    messages = reported(out)
+    by_run = [[int(m.split()[-1]) for m in reported(out)] for out in (out1, out2)]
+    messages = [f"crash number {n}" for n in by_run[0] + by_run[1]]
     told = [p.stderr.read().decode() if p.stderr else "" for p in (first, second)]
-    repeated = sorted({m for m in messages if messages.count(m) > 1})
-    assert sorted(messages) == sorted(f"crash number {n}" for n in range(writer.next)), (repeated, told, at_kill[:400])
+    why = f"first run: {sorted(by_run[0])}\nsecond run: {sorted(by_run[1])}\nstderr: {told}\nstate at kill: {at_kill[:300]}"
+    assert sorted(messages) == sorted(f"crash number {n}" for n in range(writer.next)), why
     assert json.loads(state.read_text())["files"][str(log)]["lines"] == writer.physical  # no line lost or repeated
 
 

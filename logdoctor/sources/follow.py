@@ -100,12 +100,15 @@ class Tail:
     # --- reading -------------------------------------------------------------------------------
 
     def poll(self, feed: Callable[[Line], None]) -> None:
-        status = _stat(self.path)
         if self.handle is None:
+            status = _stat(self.path)
             if status is None:
                 return
             self._open(status, feed)
         self._drain(feed)
+        # Look at the path only after reading: a size taken before the read could be older than what
+        # the read found, and look like a truncation.
+        status = _stat(self.path)
         if status is None:
             self._close()  # renamed away or deleted: finished above; wait for the next file
             return
