@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from logdoctor.launch.argspec import load_spec
 from logdoctor.launch.cmdline import render_command
-from logdoctor.launch.config import ARGUMENT_TYPES, LaunchConfig, Origin
+from logdoctor.launch.config import RULE_ARGUMENTS, LaunchConfig, Origin
 from logdoctor.library.constraints import active, check_set, choose_fix, derive, plan_fix, sets_for
 from logdoctor.library.rules import ConstraintSet
 from logdoctor.model import ConstraintResult
@@ -30,7 +30,7 @@ def fill_defaults(config: LaunchConfig, version: str | None, why: str) -> None:
     """Arguments nobody set are at vLLM's default for the running version (from its own parser)."""
     spec = load_spec(version)
     label = f"vLLM {spec.vllm_version} default ({why})"
-    for dest in ARGUMENT_TYPES:
+    for dest in RULE_ARGUMENTS:
         arg = spec.by_dest.get(dest)
         if arg is not None:
             config.set_default(dest, arg.default, Origin(kind="default", where=label))

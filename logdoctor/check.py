@@ -31,7 +31,8 @@ class CheckReport:
         return not self.problems and not self.audit.unmet
 
 
-def newest_version(sets: list[ConstraintSet]) -> str:
+def newest_version() -> str:
+    """The newest vLLM whose argument parser logdoctor carries: what `check` assumes by default."""
     from logdoctor.launch.argspec import available_versions
 
     return available_versions()[-1]
@@ -71,7 +72,7 @@ def run_check(
     sets: list[ConstraintSet] | None = None,
 ) -> CheckReport:
     sets = load_constraint_sets() if sets is None else sets
-    version = version or newest_version(sets)
+    version = version or newest_version()
     config, problems = build_config(
         tokens, config_file, version, architecture, dict(os.environ) if environ is None else environ
     )

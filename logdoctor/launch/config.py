@@ -33,51 +33,39 @@ class Setting(BaseModel):
     origin: Origin
 
 
-# The arguments the rule sets and fixes need, with how a command line spells each one's type.
-# Anything else the user passed is kept in `LaunchConfig.other` so the command renders back whole.
-ARGUMENT_TYPES: dict[str, str] = {
-    "model": "str",
-    "served_model_name": "str",
-    "tokenizer": "str",
-    "trust_remote_code": "bool",
-    "dtype": "str",
-    "quantization": "str",
-    "max_model_len": "int",
-    "gpu_memory_utilization": "float",
-    "max_num_seqs": "int",
-    "max_num_batched_tokens": "int",
-    "enforce_eager": "bool",
-    "tensor_parallel_size": "int",
-    "pipeline_parallel_size": "int",
-    "data_parallel_size": "int",
-    "enable_prefix_caching": "bool",
-    "enable_chunked_prefill": "bool",
-    "async_scheduling": "bool",
-    "use_replayssm": "bool",
-    "replayssm_buffer_len": "int",
-    "mamba_cache_mode": "str",
-    "mamba_backend": "str",
-    "mamba_ssm_cache_dtype": "str",
-    "mamba_block_size": "int",
-    "enable_mamba_cache_stochastic_rounding": "bool",
-    "speculative_config": "json",
-    "kv_transfer_config": "json",
-    "host": "str",
-    "port": "int",
-    "api_key": "str",
-    "hf_token": "str",
-}
-
-# Facts vLLM derives or reads elsewhere; rules may use them, commands never print them.
-DERIVED_FACTS = (
-    "vllm_version",
-    "architecture",
-    "num_speculative_tokens",
-    "kv_connector",
-    "kv_role",
-    "use_v2_model_runner",
-    "num_attention_heads",
-    "supports_replayssm",
+# The arguments the rule sets and fixes read: when a launch does not say, they take vLLM's default for
+# the running version (from its argument parser), so a rule can tell "left at default" from "unknown".
+RULE_ARGUMENTS: tuple[str, ...] = (
+    "model",
+    "served_model_name",
+    "tokenizer",
+    "trust_remote_code",
+    "dtype",
+    "quantization",
+    "max_model_len",
+    "gpu_memory_utilization",
+    "max_num_seqs",
+    "max_num_batched_tokens",
+    "enforce_eager",
+    "tensor_parallel_size",
+    "pipeline_parallel_size",
+    "data_parallel_size",
+    "enable_prefix_caching",
+    "enable_chunked_prefill",
+    "async_scheduling",
+    "use_replayssm",
+    "replayssm_buffer_len",
+    "mamba_cache_mode",
+    "mamba_backend",
+    "mamba_ssm_cache_dtype",
+    "mamba_block_size",
+    "enable_mamba_cache_stochastic_rounding",
+    "speculative_config",
+    "kv_transfer_config",
+    "host",
+    "port",
+    "api_key",
+    "hf_token",
 )
 
 
