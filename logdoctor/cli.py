@@ -8,10 +8,13 @@ import json
 import os
 import sys
 from collections.abc import Sequence
-from typing import Protocol, TextIO
+from typing import TYPE_CHECKING, Protocol, TextIO
 
 from logdoctor import __version__
 from logdoctor.model import Finding
+
+if TYPE_CHECKING:  # imported lazily at run time: `--version` should not pay for the library
+    from logdoctor.library.matcher import Library
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 EXIT_SIGPIPE = 141  # 128 + SIGPIPE, what a shell reports for a reader that went away
@@ -135,7 +138,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _load_library(patterns: Sequence[str]):  # type: ignore[no-untyped-def]
+def _load_library(patterns: Sequence[str]) -> Library | None:
     from logdoctor.library.loader import LibraryError
     from logdoctor.library.matcher import Library
 

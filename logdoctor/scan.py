@@ -52,14 +52,11 @@ def _progress(enabled: bool, total: int) -> Iterator[_Advance | None]:
         return
     from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
 
-    with Progress(
-        "scanning", BarColumn(), DownloadColumn(), TimeRemainingColumn(), transient=True, console=None
-    ) as bar:
+    with Progress("scanning", BarColumn(), DownloadColumn(), TimeRemainingColumn(), transient=True) as bar:
         task = bar.add_task("scan", total=total)
-        offset = 0
 
         def advance(done: int) -> None:
-            bar.update(task, completed=offset + done)
+            bar.update(task, completed=done)
 
         yield advance
 
