@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -30,6 +31,9 @@ MAX_MESSAGE_CHARS = 64 * 1024
 # Raw continuation lines accepted after an exception line that are neither indented nor pydantic's:
 # Python prints multi-line messages unindented, but so does whatever prints next.
 MAX_UNINDENTED_CONTINUATION = 12
+# Lines of other streams after which an open event is complete even though its own stream said nothing
+# more: every traceback vLLM's processes print is written at once, so its lines are never this far apart.
+MAX_SILENT_LINES = 5000
 
 _TB_START = re.compile(r"Traceback \(most recent call last\):\s*")
 _FRAME = re.compile(r'\s*File "(?P<file>.+?)", line (?P<line>\d+)(?:, in (?P<func>.+?))?\s*')
@@ -38,12 +42,22 @@ _CHAIN = re.compile(
     r"|The above exception was the direct cause of the following exception):\s*"
 )
 _EXCEPTION_LINE = re.compile(r"(?P<type>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)(?::(?: ?(?P<msg>.*))?)?")
-# An exception line met outside a traceback: the type must look like one (a name ending in Error,
-# Exception, ... or a dotted path ending in a class name, as in `triton.runtime.autotuner.OutOfResources`).
-_BARE_EXCEPTION = re.compile(
-    r"(?P<type>(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*)?(?:Error|Exception|Interrupt|Exit|Fault)"
-    r"|(?:[a-z_]\w*\.)+[A-Z]\w*)(?:: (?P<msg>.*)|:)?"
-)
+# An exception line met outside a traceback: the type must look like one: a name ending in Error,
+# Exception, ..., or a dotted path ending in an exception class the pattern library names, as in
+# `triton.runtime.autotuner.OutOfResources` (any dotted name would make `torch.Size: 3` an exception).
+EXCEPTION_SUFFIXES = ("Error", "Exception", "Interrupt", "Exit", "Fault")
+
+
+def bare_exception_regex(known_names: Iterable[str] = ()) -> str:
+    """The shape of a bare exception line's message, `known_names` being exception classes without a
+    standard suffix (`OutOfResources`) that may appear at the end of a dotted path."""
+    dotted = sorted({n for n in known_names if n.isidentifier() and not n.endswith(EXCEPTION_SUFFIXES)})
+    suffixed = r"(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*)?(?:" + "|".join(EXCEPTION_SUFFIXES) + ")"
+    named = r"|(?:[a-z_]\w*\.)+(?:" + "|".join(dotted) + ")" if dotted else ""
+    return rf"(?P<type>{suffixed}{named})(?:: (?P<msg>.*)|:)?"
+
+
+_BARE_EXCEPTION = re.compile(bare_exception_regex())
 _PREAMBLE = re.compile(r"(?:Process [\w.-]+|Exception in thread .+|Exception in callback .+):\s*")
 # Lines that start something new, so they never continue an exception message.
 _NEW_THING = re.compile(
@@ -193,8 +207,9 @@ class _TracebackReader:
         ("chain", "tb_start"): "frames",
     }
 
-    def __init__(self, event: Event, state: str) -> None:
+    def __init__(self, event: Event, state: str, bare_exception: re.Pattern[str] = _BARE_EXCEPTION) -> None:
         self.event = event
+        self.bare_exception = bare_exception
         self.state = state
         self.current: RaisedException | None = None
         self.unindented = 0
@@ -246,7 +261,7 @@ class _TracebackReader:
                 self.state = "frames"
             elif self.state == "intro" and kind == "other":
                 # `ERROR ... ValueError: msg` logged without a traceback is an exception all the same.
-                match = _BARE_EXCEPTION.fullmatch(message)
+                match = self.bare_exception.fullmatch(message)
                 if match:
                     self.start_exception(record, match["type"], match["msg"] or "")
                     self.state = "exception"
@@ -338,21 +353,28 @@ class _Open:
     reader: _TracebackReader
     header: tuple[object, ...] | None  # logger groups: the header every line of the group repeats
     last_seen: float
+    last_line: int = 0  # the line number of its latest line
 
 
 StreamKey = tuple[object, ...]
 
 
+# Logger records at these levels open an event: their next lines may carry a traceback.
+EVENT_LEVELS = ("WARNING", "ERROR", "CRITICAL")
+
+
 class Assembler:
     """feed(record) -> events completed by it; tick(now) / flush() -> events completed by time / EOF."""
 
-    def __init__(self, quiet: float = 0.5) -> None:
+    def __init__(self, quiet: float = 0.5, exception_names: Iterable[str] = ()) -> None:
         self.quiet = quiet
+        self.bare_exception = re.compile(bare_exception_regex(exception_names))
         self._open: dict[StreamKey, _Open] = {}
         self._preambles: dict[StreamKey, Record] = {}
 
     def feed(self, record: Record, now: float = 0.0) -> list[Event]:
-        done: list[Event] = []
+        number = record.line.number
+        done = self._close_silent(record.line.source, number) if self._open or self._preambles else []
         logger = record.kind == "vllm"
         key: StreamKey = (record.line.source, record.line.stream, record.process, record.pid, record.kind)
         current = self._open.get(key)
@@ -361,6 +383,7 @@ class Assembler:
                 current.event.add(record)
                 current.reader.add(record)
                 current.last_seen = now
+                current.last_line = number
                 return done
             done.append(self._close(key))
         started = self._start(key, record, logger, now)
@@ -374,6 +397,16 @@ class Assembler:
         stale = [key for key, item in self._open.items() if now - item.last_seen >= self.quiet and key[0] not in hold]
         return [self._close(key) for key in stale]
 
+    def _close_silent(self, source: str, number: int) -> list[Event]:
+        """Events of this source whose stream printed nothing for MAX_SILENT_LINES lines are complete:
+        the process finished its traceback (or died) long ago. Without this, a dead process's last
+        event would stay open to the end of a week-long log."""
+        silent = [k for k, item in self._open.items() if k[0] == source and number - item.last_line > MAX_SILENT_LINES]
+        for key, preamble in list(self._preambles.items()):
+            if key[0] == source and number - preamble.line.number > MAX_SILENT_LINES:
+                del self._preambles[key]
+        return [self._close(key) for key in silent]
+
     def flush(self) -> list[Event]:
         return [self._close(key) for key in list(self._open)]
 
@@ -384,6 +417,16 @@ class Assembler:
     def pending_in(self, source: str) -> bool:
         """An event of this source is still open (its lines are read but not yet diagnosed)."""
         return any(key[0] == source for key in self._open)
+
+    def open_streams(self, number: int) -> list[Record]:
+        """For a reader that skips lines (sieve.py): the first record of each open event and waiting
+        preamble that a line numbered `number` could still continue. The next line of its stream decides
+        whether it goes on, so that line must be read: a raw traceback's frames, and also the line after
+        a logged traceback (with the same header a later record would otherwise merge into it)."""
+        if not self._open and not self._preambles:
+            return []
+        found = [item.event.record for item in self._open.values() if number - item.last_line <= MAX_SILENT_LINES]
+        return found + [r for r in self._preambles.values() if number - r.line.number <= MAX_SILENT_LINES]
 
     def _continues(self, current: _Open, record: Record) -> bool:
         if current.header is not None:
@@ -405,30 +448,36 @@ class Assembler:
         preamble = self._preambles.pop(key, None)
         if logger:
             # WARNING and above can carry a traceback on the following lines of the same record.
-            if record.level in ("WARNING", "ERROR", "CRITICAL") or kind == "tb_start":
+            if record.level in EVENT_LEVELS or kind == "tb_start":
                 event = Event("record", record, logged=True)
-                reader = _TracebackReader(event, "intro")
-                self._open[key] = _Open(event, reader, record.header, now)
+                reader = _TracebackReader(event, "intro", self.bare_exception)
+                self._open[key] = _Open(event, reader, record.header, now, record.line.number)
                 event.add(record)
                 reader.add(record)
                 return None
             return Event("record", record, [record])
         if kind == "tb_start":
             event = Event("traceback", record, preamble=preamble)
-            reader = _TracebackReader(event, "intro")
+            reader = _TracebackReader(event, "intro", self.bare_exception)
         else:
-            match = _BARE_EXCEPTION.fullmatch(message) if kind == "other" else None
+            match = self.bare_exception.fullmatch(message) if kind == "other" else None
             if match is None:
                 if _PREAMBLE.fullmatch(message):
                     self._preambles[key] = record
                 return Event("record", record, [record])
             event = Event("exception", record, preamble=preamble)
-            reader = _TracebackReader(event, "exception")
+            reader = _TracebackReader(event, "exception", self.bare_exception)
             reader.start_exception(record, match["type"], match["msg"] or "")
             event.add(record)
-            self._open[key] = _Open(event, reader, None, now)
+            self._open[key] = _Open(event, reader, None, now, record.line.number)
             return None
-        self._open[key] = _Open(event, reader, None, now)
+        self._open[key] = _Open(event, reader, None, now, record.line.number)
         event.add(record)
         reader.add(record)
         return None
+
+
+def opening_messages(exception_names: Iterable[str] = ()) -> tuple[str, ...]:
+    """For a reader that skips lines (sieve.py): a raw line opens an event or waits as a preamble only if
+    its message starts like one of these (logger records open one by level: EVENT_LEVELS)."""
+    return (_TB_START.pattern, _PREAMBLE.pattern, bare_exception_regex(exception_names))

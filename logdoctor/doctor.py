@@ -11,27 +11,38 @@ judgement so far (the root cause nearly always precedes its wrappers). Post-mort
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from logdoctor import records
 from logdoctor.assemble import Assembler, Event
 from logdoctor.diagnose import can_be_primary, dedupe_key, diagnose, error_lines, rank, rank_key
 from logdoctor.framing import Line
 from logdoctor.launch.tracker import LaunchTracker
 from logdoctor.library.matcher import Library
-from logdoctor.model import Finding
+from logdoctor.model import EvidenceLine, Finding
 
 QUIET_SECONDS = 0.5
 MAX_REPEATS_SHOWN = 3  # evidence lines kept from later sightings of an error already reported
 
 
+@dataclass(slots=True)
+class _Sightings:
+    """One error (dedupe key) and the places it was seen."""
+
+    best: Finding  # the earliest sighting: the finding reported
+    own_evidence: list[EvidenceLine]  # its evidence before other sightings' lines were added
+    repeats: list[tuple[int, list[EvidenceLine]]] = field(default_factory=list)  # earliest others: (line, error lines)
+
+
 class Doctor:
     def __init__(self, library: Library, quiet: float = QUIET_SECONDS) -> None:
         self.library = library
-        self.assembler = Assembler(quiet)
+        self.assembler = Assembler(quiet, library.exception_names)
         self.launches = LaunchTracker()
         self.findings: list[Finding] = []
         self.lines = 0
         self.internal_errors = 0
-        self._seen: dict[tuple[object, ...], Finding] = {}
+        self._seen: dict[tuple[object, ...], _Sightings] = {}
         self._primary: dict[tuple[str, int], Finding] = {}
 
     def feed(self, line: Line, now: float = 0.0) -> list[Finding]:
@@ -39,6 +50,10 @@ class Doctor:
         record = records.parse(line)
         self.launches.observe(record)
         return self._diagnose(self.assembler.feed(record, now))
+
+    def skip(self, count: int) -> None:
+        """`count` lines were read past unseen: a sieve (sieve.py) knew they could not matter."""
+        self.lines += count
 
     def tick(self, now: float, hold: frozenset[str] = frozenset()) -> list[Finding]:
         return self._diagnose(self.assembler.tick(now, hold))
@@ -73,16 +88,9 @@ class Doctor:
             key = dedupe_key(finding)
             seen = self._seen.get(key)
             if seen is not None:
-                seen.occurrences += 1
-                if finding.lines[0] < seen.lines[0]:
-                    # Events complete out of order (a logged traceback waits for its stream's next line):
-                    # the report keeps the earliest sighting as the evidence.
-                    finding, seen = seen, self._replace(seen, finding)
-                if seen.occurrences <= MAX_REPEATS_SHOWN:
-                    # Show where else it happened: another rank's copy may be the complete one.
-                    seen.evidence = sorted(seen.evidence + error_lines(finding), key=lambda e: e.line)
+                self._sighted_again(seen, finding)
                 continue
-            self._seen[key] = finding
+            self._seen[key] = _Sightings(finding, list(finding.evidence))
             self.findings.append(finding)
             self._mark_provisional_primary(finding)
             new.append(finding)
@@ -102,15 +110,31 @@ class Doctor:
                 file=sys.stderr,
             )
 
-    def _replace(self, old: Finding, new: Finding) -> Finding:
+    def _sighted_again(self, seen: _Sightings, finding: Finding) -> None:
+        """The same error once more: count it, and show the earliest other sightings' error lines (another
+        rank's copy may be the complete one). Events complete out of order (a logged traceback waits for
+        its stream's next line), so the report keeps the earliest sighting as the finding, and what it
+        shows does not depend on the order in which the sightings completed."""
+        best = seen.best
+        best.occurrences += 1
+        if finding.lines[0] < best.lines[0]:
+            best.evidence = seen.own_evidence
+            seen.repeats.append((best.lines[0], error_lines(best)))
+            self._replace(best, finding)
+            seen.best, seen.own_evidence = finding, list(finding.evidence)
+        else:
+            seen.repeats.append((finding.lines[0], error_lines(finding)))
+        seen.repeats = sorted(seen.repeats, key=lambda r: r[0])[: MAX_REPEATS_SHOWN - 1]
+        extra = [e for _, lines in seen.repeats for e in lines]
+        seen.best.evidence = sorted(seen.own_evidence + extra, key=lambda e: e.line)
+
+    def _replace(self, old: Finding, new: Finding) -> None:
         new.occurrences = old.occurrences
         new.primary = old.primary
         self.findings[self.findings.index(old)] = new
-        self._seen[dedupe_key(new)] = new
         for key, best in self._primary.items():
             if best is old:
                 self._primary[key] = new
-        return new
 
     def _mark_provisional_primary(self, finding: Finding) -> None:
         if not can_be_primary(finding):

@@ -75,6 +75,8 @@ class Framer:
         # Container runtimes split long messages; the pieces of one stream are joined here.
         self._pieces: dict[str, tuple[int, list[str]]] = {}
         self._compose: bool | None = None  # decided on the first non-empty line of the source
+        # How the first non-empty line was framed: "plain" (compose included), "cri" or "docker-json".
+        self.framing: str | None = None
 
     def feed(self, data: bytes) -> list[Line]:
         lines: list[Line] = []
@@ -112,6 +114,10 @@ class Framer:
             self._emit_pieces(stream, lines)
         return lines
 
+    def skip(self, count: int) -> None:
+        """Count `count` complete lines that the caller read past without framing them (sieve.py)."""
+        self._number += count
+
     @property
     def lines_seen(self) -> int:
         return self._number
@@ -135,12 +141,16 @@ class Framer:
         first = text[:1]
         if first == "{" and text.startswith('{"'):
             if self._docker_json(text, overflow, out):
+                self.framing = self.framing or "docker-json"
                 return
         elif first.isdigit():
             match = _CRI.fullmatch(text)
             if match:
+                self.framing = self.framing or "cri"
                 self._cri(match, overflow, out)
                 return
+        if self.framing is None and text.strip():
+            self.framing = "plain"
         self._plain(text, overflow, out)
 
     def _plain(self, text: str, overflow: bool, out: list[Line]) -> None:

@@ -13,6 +13,7 @@ from logdoctor.doctor import Doctor
 from logdoctor.framing import Framer
 from logdoctor.library.matcher import Library
 from logdoctor.model import Finding
+from logdoctor.sieve import Sieve
 from logdoctor.sources.files import InputError, chunks
 
 if TYPE_CHECKING:
@@ -31,17 +32,14 @@ class ScanResult:
 
 def diagnose_file(path: Path, library: Library, advance: _Advance | None = None) -> tuple[Doctor, list[Finding]]:
     doctor = Doctor(library)
-    framer = Framer(str(path))
+    sieve = Sieve(doctor, Framer(str(path)), library.prefilter)
     try:
         for data, position in chunks(path):
-            for line in framer.feed(data):
-                doctor.feed(line)
+            sieve.feed(data)
             if advance is not None:
                 advance(position)
     finally:
-        for line in framer.flush():
-            doctor.feed(line)
-        doctor.flush()
+        sieve.flush()
     return doctor, doctor.report()
 
 

@@ -628,6 +628,19 @@ def _literal_starts(pattern: str) -> list[str]:
 
 _NOTICES_BY_START = _notices_by_start()
 
+# Every message a header fact can come from starts like one of these: a reader that skips lines
+# (sieve.py) never skips one that does.
+FACT_STARTS: tuple[str, ...] = (
+    _API_SERVER_VERSION.pattern,
+    _SERVER_VERSION.pattern,
+    _LOGO_VERSION.pattern,
+    _LOGO_MODEL.pattern,
+    r"non-default args: \{",
+    r"args: Namespace\(",
+    _ENGINE.pattern,
+    *(notice.pattern.pattern for notice in _NOTICES),
+)
+
 
 def _version_fact(line: VersionLine) -> HeaderFact:
     settings: list[Setting] = []

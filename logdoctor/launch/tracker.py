@@ -27,6 +27,9 @@ _SHUTDOWN = re.compile(
 )
 # A launch that printed one of these has failed; a version line after it belongs to the next launch.
 _FAILURE = re.compile(r"Traceback \(most recent call last\)|[\w./ -]{1,60}?: error: |EngineCore failed to start")
+# For a reader that skips lines (sieve.py): what the tracker looks for anywhere in a message, and at its start.
+SEARCHED: tuple[str, ...] = (_READY.pattern, _SHUTDOWN.pattern)
+MATCHED_AT_START: tuple[str, ...] = (_FAILURE.pattern,)
 # Order of the markers within one launch's header: the version line comes before the arguments line.
 _MARKER_ORDER = {"version": 0, "non_default_args": 1, "namespace_args": 1}
 

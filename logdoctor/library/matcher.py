@@ -5,11 +5,18 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from logdoctor.assemble import Event, RaisedException
+from logdoctor.library.literals import required_literals
 from logdoctor.library.rules import ConstraintSet
 from logdoctor.library.schema import Pattern
 from logdoctor.records import Record
+
+if TYPE_CHECKING:
+    from logdoctor.prefilter import Prefilter
+
+_UNBUILT = object()
 
 # Seconds one regex search may take. A pattern that backtracks catastrophically on some line is stopped
 # here and reported once, instead of freezing the pipe.
@@ -30,8 +37,29 @@ class Library:
         self.sets = list(sets)
         self.by_id = {p.id: p for p in self.patterns}
         self._exception_patterns = [p for p in self.patterns if p.where in ("exception", "any")]
-        self._line_patterns = [p for p in self.patterns if p.where in ("line", "any")]
+        self.line_patterns = [
+            p for p in self.patterns if p.where in ("line", "any") and not p.exception and p.compiled_frames is None
+        ]
+        # A line pattern is tried only on messages holding one of the literals its regex requires: a
+        # substring test costs a fraction of a regex search, and most lines hold none.
+        self._line_literals = [(p, required_literals(p.match)) for p in self.line_patterns]
+        self._case_literals = sorted({t for _, f in self._line_literals if f and not f.caseless for t in f.texts})
+        self._caseless_literals = sorted({t for _, f in self._line_literals if f and f.caseless for t in f.texts})
+        self.exception_names = sorted({name.rsplit(".", 1)[-1] for p in self.patterns for name in p.exception})
         self.timed_out: set[str] = set()
+        self._prefilter: object = _UNBUILT
+
+    def prefilter(self) -> Prefilter | None:
+        """The prefilter for this library, built once; None when it cannot be built or is switched off
+        ($LOGDOCTOR_PREFILTER: auto (default), hyperscan, re, or off, for benchmarks and bug hunts)."""
+        if self._prefilter is _UNBUILT:
+            import os
+
+            from logdoctor.prefilter import Prefilter
+
+            engine = os.environ.get("LOGDOCTOR_PREFILTER", "auto")
+            self._prefilter = None if engine == "off" else Prefilter.for_library(self, engine)
+        return self._prefilter  # type: ignore[return-value]
 
     @classmethod
     def load(cls, extra_dirs: Iterable[str] = ()) -> Library:
@@ -69,12 +97,17 @@ class Library:
         return None
 
     def match_line(self, record: Record) -> Match | None:
-        for pattern in self._line_patterns:
+        message = record.message
+        present = {t for t in self._case_literals if t in message}
+        if self._caseless_literals:
+            lowered = message.lower()
+            present.update(t for t in self._caseless_literals if t in lowered)
+        for pattern, literals in self._line_literals:
             if pattern.levels and record.level not in pattern.levels:
                 continue
-            if pattern.exception or pattern.compiled_frames is not None:
+            if literals is not None and present.isdisjoint(literals.texts):
                 continue
-            captures = self._search(pattern, record.message)
+            captures = self._search(pattern, message)
             if captures is not None:
                 return Match(pattern, captures, None, record)
         return None

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
-CHUNK = 1 << 20
+CHUNK = 4 << 20
 GZIP_MAGIC = b"\x1f\x8b"
 
 

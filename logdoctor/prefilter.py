@@ -1,0 +1,274 @@
+"""Which lines of a buffer can matter to the diagnosis, found in one pass over its bytes.
+
+Almost every line of a long vLLM log is a request, an access line or a throughput report, and none of
+them can start an event, match a pattern or tell the launch tracker anything. The core would still spend
+tens of microseconds on each. The prefilter finds, in one pass over a whole buffer, the lines that might:
+
+* lines whose record starts at a level that opens an event (`WARNING`, `ERROR`, `CRITICAL`);
+* lines whose message starts like something the assembler, the launch tracker or the header parser
+  looks for at a message's start (a traceback, a bare `KeyError: ...`, `non-default args: {`, ...);
+* lines holding a literal that a line pattern, or the tracker's lifecycle search, cannot match without
+  (library/literals.py derives them from the regexes themselves).
+
+Every trigger comes from the modules that act on the lines, so a new pattern or header parser widens the
+prefilter by itself; nothing here is a hand-kept keyword list. A trigger may fire on a line that turns out
+not to matter (the core then looks at it for nothing); it must never miss one that does, and the test
+suite checks that a sieved scan reports exactly what a full one does.
+
+Two steps, the second only where the first fires:
+
+1. One Hyperscan pass (a SIMD multi-pattern matcher: gigabytes per second for all triggers at once) over
+   the raw bytes. A message-start trigger is its regex behind a cheap context: the character before a
+   message (line start, `)` of a process prefix, `] ` of a logger header, `|` of a compose prefix, the end
+   of an ANSI sequence, ...). Without Hyperscan, one `re` alternation does the same, several times slower.
+2. For a level or message-start hit, the line is cleaned as framing.py would and checked at the real
+   start of its record or message, so a user's prompt quoting `KeyError: 'x'` costs one check, not a trip
+   through the core.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal, Protocol
+
+from logdoctor import assemble
+from logdoctor.framing import clean
+from logdoctor.launch import header, tracker
+from logdoctor.library.literals import required_literals
+
+if TYPE_CHECKING:
+    from logdoctor.library.matcher import Library
+
+# Literals shorter than this would make nearly every line a candidate: a pattern that requires nothing
+# longer turns the prefilter off (the scan then reads every line, as it would without one).
+MIN_LITERAL = 3
+
+# The character(s) right before a record or a message on its raw line: the line's start, a progress bar's
+# carriage return, the end of an ANSI sequence (CSI with numeric parameters, two-byte escapes, BEL of an
+# OSC), a process prefix's `)`, a rank's `]:`, a logger header's `] `, a compose service's `|`, a collector
+# timestamp's last digit or `Z`, uvicorn's `LEVEL:   `. It is only an accelerator for Hyperscan (step 2
+# checks the real start); CSI sequences with intermediate bytes are left out because they made the scan
+# three times slower, and no terminal library writes them before a log message.
+CONTEXT = r"(?:^|[\r\x07m)\]|0-9Z]\s*|[A-Z]:\s+|\x1b\[[0-9;?]*[@-~]|\x1b[@-Z\\\\-_])"
+
+# Step 2 works on the cleaned line: what framing.py and records.py strip before a record (a collector's
+# timestamp, a compose service, up to two process prefixes: vLLM's, Ray's or torch elastic's `[rank0]:`),
+# and the logger header before a message (`INFO 11-30 12:00:00 [core.py:1584] `, `core.py:1584] ` up to
+# 0.7, or uvicorn's `INFO:     `). Looser than their own regexes on purpose: a superset never misses a line.
+_RECORD_PREFIX = re.compile(
+    r"(?:\s*(?:\|\s*)?\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d\S*(?:\s*\|)?\s)?"
+    r"(?:[A-Za-z0-9][\w.-]*\s+\| ?)?"
+    r"(?:(?:\([^()]*pid=\d+[^()]*\)|\[rank\d+\]:)\s?){0,2}"
+)
+_LOGGER_HEADER = re.compile(
+    r"(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)(?::\s+| \d\d-\d\d \d\d:\d\d:\d\d[.,\d]* \[?[^\]\s]*:\d+\] )"
+)
+_EVENT_LEVEL_NAMES = (*assemble.EVENT_LEVELS, "WARN")
+
+Confirm = Literal["level", "message"]
+
+
+@dataclass(frozen=True, slots=True)
+class Trigger:
+    regex: str  # for the byte-level engine: an escaped literal, or CONTEXT + a message-start regex
+    caseless: bool
+    confirm: Confirm | None  # what step 2 checks on a hit line; None: the hit is enough
+    source: str  # what asked for it, for `logdoctor patterns test` and error messages
+
+
+class NoPrefilter(Exception):
+    """The library has a line pattern no literal can find: every line must be read."""
+
+
+def triggers_for(library: Library) -> list[Trigger]:
+    triggers = [Trigger(CONTEXT + "(?:WARN|ERROR|CRITICAL)", False, "level", "levels that open an event")]
+    at_start = (
+        *assemble.opening_messages(library.exception_names),
+        *tracker.MATCHED_AT_START,
+        *header.FACT_STARTS,
+    )
+    for regex in at_start:
+        if regex.isascii():
+            triggers.append(Trigger(CONTEXT + "(?:" + _strip_group_names(regex) + ")", False, "message", regex))
+        else:  # a byte-level engine cannot read `█` in a class: its literals, then step 2
+            triggers += _literal_triggers(regex, "message")
+    searched = list(tracker.SEARCHED)
+    for pattern in library.line_patterns:
+        if pattern.levels and set(pattern.levels) <= set(assemble.EVENT_LEVELS):
+            continue  # its lines carry a level the level trigger already finds
+        searched.append(pattern.match)
+    for regex in searched:
+        triggers += _literal_triggers(regex, None)
+    return triggers
+
+
+def _literal_triggers(regex: str, confirm: Confirm | None) -> list[Trigger]:
+    found = required_literals(regex)
+    texts = sorted(t for t in found.texts if "\n" not in t) if found else []
+    if found is None or not texts or min(len(t) for t in texts) < MIN_LITERAL:
+        raise NoPrefilter(f"no literal of {MIN_LITERAL}+ characters is required by {regex[:80]!r}")
+    return [Trigger(_byte_literal(text), found.caseless, confirm, regex) for text in texts]
+
+
+def _strip_group_names(regex: str) -> str:
+    return re.sub(r"(?<!\\)\(\?P<\w+>", "(?:", regex)
+
+
+def _byte_literal(text: str) -> str:
+    """A literal as a byte-level regex: every byte that is not an ASCII letter or digit as \\xHH."""
+    return "".join(chr(b) if chr(b).isalnum() and b < 128 else f"\\x{b:02x}" for b in text.encode())
+
+
+class _Confirmation:
+    """Step 2: on one hit line, the condition its trigger left open."""
+
+    def __init__(self, message_starts: Sequence[str]) -> None:
+        self._starts = re.compile("|".join(f"(?:{_strip_group_names(r)})" for r in message_starts))
+
+    def __call__(self, kind: Confirm, raw: bytes) -> bool:
+        text = clean(raw.decode("utf-8", "replace"))
+        record = _RECORD_PREFIX.match(text)
+        at = record.end() if record else 0
+        if kind == "level":
+            return text.startswith(_EVENT_LEVEL_NAMES, at)
+        if self._starts.match(text, at):
+            return True
+        # A raw line's message starts after the prefixes; a logger record's after its header too.
+        logger = _LOGGER_HEADER.match(text, at)
+        return logger is not None and self._starts.match(text, logger.end()) is not None
+
+
+class _Engine(Protocol):
+    def matches(self, data: memoryview) -> list[tuple[int, int]]: ...  # (trigger index, end offset)
+
+
+class Prefilter:
+    """line_starts(buffer, start, end): offsets of the lines in buffer[start:end] a trigger fires on."""
+
+    def __init__(self, triggers: list[Trigger], engine: str = "auto") -> None:
+        self.triggers = triggers
+        self._confirm_kind = [t.confirm for t in triggers]
+        self._confirmation = _Confirmation([t.source for t in triggers if t.confirm == "message"])
+        self.engine_name, self._engine = _engine(triggers, engine)
+
+    @classmethod
+    def for_library(cls, library: Library, engine: str = "auto") -> Prefilter | None:
+        try:
+            return cls(triggers_for(library), engine)
+        except NoPrefilter:
+            return None
+
+    def line_starts(self, buffer: bytes, start: int, end: int) -> list[int]:
+        starts: list[int] = []
+        accepted = -1
+        failed: set[tuple[int, Confirm]] = set()  # (line, condition) pairs already checked in vain
+        rfind, find = buffer.rfind, buffer.find
+        kinds, confirm = self._confirm_kind, self._confirmation
+        for trigger, match_end in self._engine.matches(memoryview(buffer)[start:end]):
+            line = rfind(b"\n", start, start + max(match_end - 1, 0)) + 1
+            if line == accepted:
+                continue
+            kind = kinds[trigger]
+            if kind is not None:
+                if (line, kind) in failed:
+                    continue
+                stop = find(b"\n", line, end)
+                if not confirm(kind, buffer[line : stop if stop >= 0 else end]):
+                    failed.add((line, kind))
+                    continue
+            starts.append(line)
+            accepted = line
+        if any(a > b for a, b in zip(starts, starts[1:], strict=False)):
+            starts = sorted(set(starts))
+        return starts
+
+
+def _engine(triggers: list[Trigger], wanted: str) -> tuple[str, _Engine]:
+    if wanted in ("auto", "hyperscan"):
+        try:
+            return "hyperscan", _HyperscanEngine(triggers)
+        except ImportError:
+            if wanted == "hyperscan":
+                raise
+    return "re", _ReEngine(triggers)
+
+
+class _HyperscanEngine:
+    def __init__(self, triggers: list[Trigger]) -> None:
+        import hyperscan
+
+        flags = []
+        for trigger in triggers:
+            # PREFILTER: Hyperscan may widen a construct it cannot build exactly, never narrow it.
+            flag = hyperscan.HS_FLAG_MULTILINE | hyperscan.HS_FLAG_PREFILTER
+            flags.append(flag | hyperscan.HS_FLAG_CASELESS if trigger.caseless else flag)
+        self._database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+        self._database.compile(
+            expressions=[t.regex.encode() for t in triggers], ids=list(range(len(triggers))), flags=flags
+        )
+        self._scratch = hyperscan.Scratch(self._database)
+
+    def matches(self, data: memoryview) -> list[tuple[int, int]]:
+        found: list[tuple[int, int]] = []
+        add = found.append
+
+        def on_match(trigger: int, _start: int, end: int, _flags: int, _context: object) -> None:
+            add((trigger, end))
+
+        if len(data):
+            self._database.scan(data, match_event_handler=on_match, scratch=self._scratch)  # type: ignore[type-var]
+        return found
+
+
+class _ReEngine:
+    """Without Hyperscan: one `re` alternation of the literals the triggers require (a trigger's context is
+    only Hyperscan's accelerator). A hit line is reported once per kind of condition: unconditionally if
+    it holds a literal of an unconditional trigger, and for each condition step 2 checks exactly."""
+
+    def __init__(self, triggers: list[Trigger]) -> None:
+        plain: set[str] = set()
+        every: set[str] = set()
+        self._representative: dict[Confirm, int] = {}
+        for index, trigger in enumerate(triggers):
+            found = required_literals(trigger.regex)
+            if found is None:
+                raise NoPrefilter(f"no literal is required by the trigger for {trigger.source[:80]!r}")
+            # \\xHH escapes parse to one character a byte: latin-1 turns them back into those bytes.
+            caseless = found.caseless or trigger.caseless
+            texts = {"(?i:" + re.escape(t) + ")" if caseless else re.escape(t) for t in found.texts}
+            every |= texts
+            if trigger.confirm is None:
+                plain |= texts
+                self._plain_index = index
+            else:
+                self._representative.setdefault(trigger.confirm, index)
+        self._any = re.compile("|".join(sorted(every)).encode("latin-1"))
+        self._plain = re.compile("|".join(sorted(plain)).encode("latin-1")) if plain else None
+
+    def matches(self, data: memoryview) -> list[tuple[int, int]]:
+        found: list[tuple[int, int]] = []
+        raw = bytes(data)
+        pos, size = 0, len(raw)
+        while pos < size:
+            hit = self._any.search(raw, pos)
+            if hit is None:
+                break
+            first = raw.rfind(b"\n", 0, hit.start()) + 1
+            stop = raw.find(b"\n", hit.start())
+            stop = size if stop < 0 else stop
+            if self._plain is not None and self._plain.search(raw, first, stop):
+                found.append((self._plain_index, stop))
+            else:
+                found += [(index, stop) for index in self._representative.values()]
+            pos = stop + 1
+        return found
+
+
+def available_engines() -> Sequence[str]:
+    try:
+        import hyperscan  # noqa: F401
+    except ImportError:
+        return ("re",)
+    return ("hyperscan", "re")

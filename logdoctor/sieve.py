@@ -1,0 +1,135 @@
+"""Bytes of one source to a Doctor, reading only the lines that can matter.
+
+The Doctor costs tens of microseconds a line; a week of request logs is tens of millions of lines, of
+which a few hundred matter. The sieve runs the prefilter (prefilter.py) over each buffer once and hands the
+framer and the Doctor only:
+
+* the lines a trigger fires on;
+* every line of a stream whose open event could continue without saying so (a raw traceback's frames, or a
+  preamble waiting for its traceback): found by the stream's own marker (`pid=81390`, `[rank0]`, or "no
+  process prefix"), so the lines of other processes in between are still skipped;
+
+and counts the rest, so line numbers stay exact. The result is the same as feeding every line (the tests
+compare both on every fixture); only where no prefilter can be built (a user pattern that requires no
+literal) or the framing is not plain text (CRI, Docker JSON, whose escaping hides literals) is every line read.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from functools import lru_cache
+
+from logdoctor.doctor import Doctor
+from logdoctor.framing import Framer
+from logdoctor.model import Finding
+from logdoctor.prefilter import Prefilter
+from logdoctor.records import Record
+
+# A physical line whose record has no process prefix (the stream of unprefixed raw lines).
+_UNPREFIXED_AFTER_NEWLINE = re.compile(rb"\n(?!\([^()\n]*pid=\d|\[rank\d+\]:)")
+_PREFIXED = re.compile(rb"\([^()\n]*pid=\d|\[rank\d+\]:")
+
+
+# Below this many bytes a source is read line by line: building the prefilter would cost more than it saves.
+SMALL_SOURCE = 1 << 20
+
+
+class Sieve:
+    def __init__(
+        self, doctor: Doctor, framer: Framer, prefilter: Callable[[], Prefilter | None] | None = None
+    ) -> None:
+        self.doctor = doctor
+        self.framer = framer
+        self._build_prefilter = prefilter
+        self.prefilter: Prefilter | None = None
+        self._bytes = 0
+
+    def feed(self, data: bytes, now: float = 0.0) -> list[Finding]:
+        found: list[Finding] = []
+        pos = 0
+        self._bytes += len(data)
+        if self._build_prefilter is not None and self._bytes >= SMALL_SOURCE:
+            self.prefilter, self._build_prefilter = self._build_prefilter(), None
+        if self.framer.partial:  # the previous chunk ended inside a line: its rest goes to the framer
+            newline = data.find(b"\n")
+            if newline < 0:
+                return self._frame(data, now)
+            found += self._frame(data[: newline + 1], now)
+            pos = newline + 1
+        last = data.rfind(b"\n", pos) + 1  # the end of the last complete line
+        if last > pos:
+            found += self._lines(data, pos, last, now)
+            pos = last
+        if pos < len(data):
+            found += self._frame(data[pos:], now)  # an unfinished line waits in the framer
+        return found
+
+    def flush(self) -> list[Finding]:
+        found: list[Finding] = []
+        for line in self.framer.flush():
+            found += self.doctor.feed(line)
+        return found + self.doctor.flush()
+
+    def _frame(self, data: bytes, now: float) -> list[Finding]:
+        found: list[Finding] = []
+        for line in self.framer.feed(data):
+            found += self.doctor.feed(line, now)
+        return found
+
+    def _lines(self, data: bytes, pos: int, end: int, now: float) -> list[Finding]:
+        """The complete lines data[pos:end]."""
+        found: list[Finding] = []
+        while self.framer.framing is None and pos < end:  # the first non-empty line tells the framing
+            newline = data.find(b"\n", pos) + 1
+            found += self._frame(data[pos:newline], now)
+            pos = newline
+        if self.prefilter is None or self.framer.framing != "plain":
+            return found + self._frame(data[pos:end], now)
+        candidates = self.prefilter.line_starts(data, pos, end)
+        next_candidate = 0
+        while pos < end:
+            while next_candidate < len(candidates) and candidates[next_candidate] < pos:
+                next_candidate += 1
+            target = candidates[next_candidate] if next_candidate < len(candidates) else end
+            target = self._next_line_of_open_streams(data, pos, target)
+            if target > pos:
+                skipped = data.count(b"\n", pos, target)
+                self.framer.skip(skipped)
+                self.doctor.skip(skipped)
+                pos = target
+                if pos >= end:
+                    break
+            newline = data.find(b"\n", pos) + 1
+            found += self._frame(data[pos:newline], now)
+            pos = newline
+        return found
+
+    def _next_line_of_open_streams(self, data: bytes, pos: int, limit: int) -> int:
+        """The start of the first line before `limit` that may belong to a stream with an open event."""
+        streams = self.doctor.assembler.open_streams(self.framer.lines_seen + 1)
+        if not streams:
+            return limit
+        for record in streams:
+            limit = min(limit, _next_line_of(record, data, pos, limit))
+            if limit == pos:
+                break
+        return limit
+
+
+@lru_cache(maxsize=256)
+def _marker(pid: int | None, process: str | None) -> re.Pattern[bytes]:
+    """What every line of a prefixed stream holds: `pid=81390)` (or `pid=81390,` in Ray's), `[rank0]`."""
+    if pid is not None:
+        return re.compile(rb"pid=%d[,)]" % pid)
+    return re.compile(re.escape(f"[{process}]".encode()))
+
+
+def _next_line_of(record: Record, data: bytes, pos: int, limit: int) -> int:
+    if record.pid is not None or record.process is not None:
+        found = _marker(record.pid, record.process).search(data, pos, limit)
+        return limit if found is None else data.rfind(b"\n", pos, found.start()) + 1 or pos
+    if pos == 0 and not _PREFIXED.match(data, 0):
+        return 0
+    match = _UNPREFIXED_AFTER_NEWLINE.search(data, max(pos - 1, 0), limit)
+    return limit if match is None else match.start() + 1
