@@ -11,10 +11,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol, TextIO
 
 from logdoctor import __version__
-from logdoctor.model import Finding
 
-if TYPE_CHECKING:  # imported lazily at run time: `--version` should not pay for the library
+if TYPE_CHECKING:  # imported lazily at run time: `--version` should not pay for pydantic or the library
     from logdoctor.library.matcher import Library
+    from logdoctor.model import Finding
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 EXIT_SIGPIPE = 141  # 128 + SIGPIPE, what a shell reports for a reader that went away
@@ -333,6 +333,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
+    from logdoctor.model import Finding
+
     print(json.dumps(Finding.model_json_schema(), indent=2))
     return EXIT_OK
 

@@ -39,6 +39,7 @@ from logdoctor.framing import Framer, Line
 from logdoctor.model import Finding
 from logdoctor.sources.state import HEAD_BYTES, FileState, State, StateError, head_hash, save_state
 
+PENDING_TICK_SECONDS = 0.1
 POLL_SECONDS = 1.0
 READ_CHUNK = 1 << 20
 STATE_SAVE_SECONDS = 1.0
@@ -385,7 +386,9 @@ class Watcher:
         try:
             while not stop.is_set():
                 self.poll_once()
-                self.wake.wait(self.poll_seconds)
+                # An event waiting for its stream to fall quiet is due within the quiet period: look
+                # again soon, not at the next poll, or its finding would come up to a poll late.
+                self.wake.wait(PENDING_TICK_SECONDS if self.doctor.pending else self.poll_seconds)
                 self.wake.clear()
             # Stopping (SIGTERM, SIGINT): read what is there, diagnose what is pending, save the state.
             # An unfinished last line is left for the next run: the writer may still complete it.

@@ -18,7 +18,7 @@ from logdoctor.doctor import Doctor
 from logdoctor.framing import Line
 from logdoctor.model import Finding
 
-CHUNK = 1 << 16
+CHUNK = 1 << 20
 TICK_SECONDS = 0.1  # how often quiet streams are checked while no input arrives
 
 NO_FINDINGS: list[Finding] = []
