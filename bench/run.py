@@ -62,7 +62,9 @@ class Timing:
         return max(self.rss_kib) / 1024 if self.rss_kib else 0.0
 
 
-def run_timed(argv: Sequence[str], stdout: int | object = subprocess.DEVNULL, stdin: object = None) -> tuple[float, int, int]:
+def run_timed(
+    argv: Sequence[str], stdout: int | object = subprocess.DEVNULL, stdin: object = None
+) -> tuple[float, int, int]:
     """Wall time, peak RSS (KiB) and exit status of one process."""
     start = time.perf_counter()
     proc = subprocess.Popen(argv, stdout=stdout, stdin=stdin, stderr=subprocess.DEVNULL)  # type: ignore[arg-type]
@@ -82,6 +84,17 @@ def run_piped(log: Path, argv: Sequence[str], out: object) -> tuple[float, int]:
     _, _, usage = os.wait4(reader.pid, 0)
     cat.wait()
     return time.perf_counter() - start, usage.ru_maxrss
+
+
+def into(path: Path, argv: list[str]) -> Callable[[], tuple[float, int]]:
+    """A measurement: run argv with its stdout in a file."""
+
+    def run() -> tuple[float, int]:
+        with path.open("wb") as out:
+            seconds, rss, _ = run_timed(argv, stdout=out)
+        return seconds, rss
+
+    return run
 
 
 def alternate(reps: int, runs: dict[str, Callable[[], tuple[float, int]]]) -> dict[str, Timing]:
@@ -246,17 +259,10 @@ def main() -> None:
         out_path = args.data / "scan.jsonl"
         grep_out = args.data / "grep.out"
 
-        def scan() -> tuple[float, int]:
-            with out_path.open("wb") as out:
-                seconds, rss, _ = run_timed([LOGDOCTOR, "scan", "--format", "json", str(log)], stdout=out)
-            return seconds, rss
-
-        def grep() -> tuple[float, int]:
-            with grep_out.open("wb") as out:
-                seconds, rss, _ = run_timed(GREP + [str(log)], stdout=out)
-            return seconds, rss
-
-        timings = alternate(args.reps, {"logdoctor": scan, "grep": grep})
+        timings = alternate(args.reps, {
+            "logdoctor": into(out_path, [LOGDOCTOR, "scan", "--format", "json", str(log)]),
+            "grep": into(grep_out, [*GREP, str(log)]),
+        })
         recall = check_findings(log, out_path.read_text())
         ld, gr = timings["logdoctor"], timings["grep"]
         ratio = gr.median / ld.median
@@ -327,8 +333,8 @@ def main() -> None:
         with out_path.open("wb") as out:
             seconds, rss, _ = run_timed([LOGDOCTOR, "scan", "--format", "json", str(big)], stdout=out)
         recall = check_findings(big, out_path.read_text())
-        rows.append(("scan 4 GiB normal", f"{big.stat().st_size / MiB / seconds:,.0f} MB/s", "", f"{rss / 1024:.0f} MiB",
-                     f"{recall.found}/{recall.planted} planted, {len(recall.invented)} invented"))
+        rows.append(("scan 4 GiB normal", f"{big.stat().st_size / MiB / seconds:,.0f} MB/s", "",
+                     f"{rss / 1024:.0f} MiB", f"{recall.found}/{recall.planted} planted, {len(recall.invented)} invented"))
         results["scan 4 GiB"] = {"seconds": seconds, "peak_mib": rss / 1024, "recall": asdict(recall)}
         if not recall.ok:
             failures.append(f"scan 4 GiB: missing {recall.missing}, invented {recall.invented}")
