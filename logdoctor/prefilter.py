@@ -51,7 +51,7 @@ MIN_LITERAL = 3
 # timestamp's last digit or `Z`, uvicorn's `LEVEL:   `. It is only an accelerator for Hyperscan (step 2
 # checks the real start); CSI sequences with intermediate bytes are left out because they made the scan
 # three times slower, and no terminal library writes them before a log message.
-CONTEXT = r"(?:^|[\r\x07m)\]|0-9Z]\s*|[A-Z]:\s+|\x1b\[[0-9;?]*[@-~]|\x1b[@-Z\\\\-_])"
+CONTEXT = r"(?:^|[\r\x07m)\]|0-9Z]\s*|\]:\s*|[A-Z]:\s+|\x1b\[[0-9;?]*[@-~]|\x1b[@-Z\\\\-_])"
 
 # Step 2 works on the cleaned line: what framing.py and records.py strip before a record (a collector's
 # timestamp, a compose service, up to two process prefixes: vLLM's, Ray's or torch elastic's `[rank0]:`),
@@ -167,7 +167,7 @@ class Prefilter:
         rfind, find = buffer.rfind, buffer.find
         kinds, confirm = self._confirm_kind, self._confirmation
         for trigger, match_end in self._engine.matches(memoryview(buffer)[start:end]):
-            line = rfind(b"\n", start, start + max(match_end - 1, 0)) + 1
+            line = max(rfind(b"\n", start, start + max(match_end - 1, 0)) + 1, start)
             if line == accepted:
                 continue
             kind = kinds[trigger]

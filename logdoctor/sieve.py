@@ -37,19 +37,24 @@ SMALL_SOURCE = 1 << 20
 
 class Sieve:
     def __init__(
-        self, doctor: Doctor, framer: Framer, prefilter: Callable[[], Prefilter | None] | None = None
+        self,
+        doctor: Doctor,
+        framer: Framer,
+        prefilter: Callable[[], Prefilter | None] | None = None,
+        small: int = SMALL_SOURCE,
     ) -> None:
         self.doctor = doctor
         self.framer = framer
-        self._build_prefilter = prefilter
+        self._build_prefilter = prefilter  # called once the source has passed `small` bytes
         self.prefilter: Prefilter | None = None
+        self._small = small
         self._bytes = 0
 
     def feed(self, data: bytes, now: float = 0.0) -> list[Finding]:
         found: list[Finding] = []
         pos = 0
         self._bytes += len(data)
-        if self._build_prefilter is not None and self._bytes >= SMALL_SOURCE:
+        if self._build_prefilter is not None and self._bytes >= self._small:
             self.prefilter, self._build_prefilter = self._build_prefilter(), None
         if self.framer.partial:  # the previous chunk ended inside a line: its rest goes to the framer
             newline = data.find(b"\n")

@@ -1,0 +1,164 @@
+"""The sieve and its prefilter: a sieved read reports exactly what reading every line reports."""
+
+from __future__ import annotations
+
+import io
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from bench.genlog import generate
+from logdoctor.doctor import Doctor
+from logdoctor.framing import Framer
+from logdoctor.library.matcher import Library
+from logdoctor.library.schema import Pattern
+from logdoctor.prefilter import Prefilter, available_engines, triggers_for
+from logdoctor.sieve import Sieve
+
+from tests.conftest import FIXTURES
+
+
+def report(data: bytes, library: Library, prefilter: Prefilter | None, chunk: int | None = None) -> list[str]:
+    """Findings as JSON, with every chunk boundary the reader might meet when `chunk` is given."""
+    doctor = Doctor(library)
+    sieve = Sieve(doctor, Framer("log"), (lambda: prefilter) if prefilter else None, small=0)
+    rng = random.Random(len(data))
+    pos = 0
+    while pos < len(data):
+        size = rng.randrange(1, chunk) if chunk else len(data)
+        sieve.feed(data[pos : pos + size])
+        pos += size
+    sieve.flush()
+    lines = doctor.lines
+    return [f"lines={lines}"] + [json.dumps(f.model_dump(mode="json"), sort_keys=True) for f in doctor.report()]
+
+
+def _synthetic(error_heavy: bool, seed: int) -> bytes:
+    out = io.StringIO()
+    generate(out, 300_000, seed, error_heavy)
+    return out.getvalue().encode()
+
+
+def _variants(data: bytes) -> dict[str, bytes]:
+    """The framings and shapes a sieve must see through."""
+    lines = data.split(b"\n")
+    return {
+        "plain": data,
+        "crlf": data.replace(b"\n", b"\r\n"),
+        "compose": b"\n".join(b"vllm-1  | " + line if line else line for line in lines),
+        "collector": b"\n".join(b"2025-01-02T03:04:05.678Z " + line if line else line for line in lines),
+        "ansi": data.replace(b") ERROR ", b") \x1b[31mERROR\x1b[0m ").replace(b"Traceback", b"\x1b[1mTraceback"),
+        "no-prefix": b"\n".join(line.split(b") ", 1)[-1] if line.startswith(b"(") else line for line in lines),
+    }
+
+
+LOGS = sorted(p for p in FIXTURES.rglob("*.log") if p.stat().st_size < 2_000_000)
+
+
+@pytest.fixture(scope="module")
+def prefilters(library: Library) -> dict[str, Prefilter]:
+    return {engine: Prefilter(triggers_for(library), engine) for engine in available_engines()}
+
+
+@pytest.mark.parametrize("path", LOGS, ids=lambda p: str(p.relative_to(FIXTURES)))
+def test_every_fixture_reads_the_same_sieved(path: Path, library: Library, prefilters: dict[str, Prefilter]) -> None:
+    data = path.read_bytes()
+    full = report(data, library, None)
+    for engine, prefilter in prefilters.items():
+        assert report(data, library, prefilter) == full, engine
+
+
+@pytest.mark.parametrize("error_heavy", [False, True])
+@pytest.mark.parametrize("variant", ["plain", "crlf", "compose", "collector", "ansi", "no-prefix"])
+def test_generated_logs_read_the_same_sieved(
+    variant: str, error_heavy: bool, library: Library, prefilters: dict[str, Prefilter]
+) -> None:
+    data = _variants(_synthetic(error_heavy, seed=3))[variant]
+    full = report(data, library, None)
+    assert any('"rule"' in f for f in full[1:]), "the generated log must hold findings to compare"
+    for engine, prefilter in prefilters.items():
+        assert report(data, library, prefilter, chunk=70_000) == full, engine
+
+
+HAND_MADE = """\
+(APIServer pid=7) INFO 11-30 10:00:00 [logger.py:1] Request 1: prompt: 'why KeyError: x? Traceback (most recent call last):'
+(APIServer pid=7) INFO 11-30 10:00:00 [x.py:2] Traceback (most recent call last):
+(APIServer pid=7) INFO 11-30 10:00:00 [x.py:2]   File "a.py", line 1, in f
+(APIServer pid=7) INFO 11-30 10:00:00 [x.py:2] ValueError: logged at INFO
+(APIServer pid=7) INFO 11-30 10:00:01 [x.py:3] served
+(EngineCore pid=9) Process EngineCore:
+(EngineCore pid=9) Traceback (most recent call last):
+(APIServer pid=7) INFO 11-30 10:00:02 [x.py:3] served
+(EngineCore pid=9)   File "/x/vllm/v1/engine/core.py", line 5, in run
+(EngineCore pid=9)     boom()
+(APIServer pid=7) INFO 11-30 10:00:03 [x.py:3] served
+(EngineCore pid=9) RuntimeError: CUDA error: an illegal memory access was encountered
+(EngineCore pid=9) CUDA kernel errors might be asynchronously reported
+(APIServer pid=7) INFO 11-30 10:00:04 [x.py:3] served
+[rank1]: Traceback (most recent call last):
+[rank1]:   File "b.py", line 2, in g
+[rank0]: nothing
+[rank1]: torch.distributed.DistBackendError: NCCL error in: x.cpp:1, unhandled cuda error
+KeyError: 'bare'
+triton.runtime.autotuner.OutOfResources: out of resource: shared memory, Required: 1, Hardware limit: 0.
+(APIServer pid=7) ERROR 11-30 10:00:05 [x.py:9] something went wrong
+"""
+
+
+def test_hand_made_corner_cases_read_the_same(library: Library, prefilters: dict[str, Prefilter]) -> None:
+    data = HAND_MADE.encode()
+    full = report(data, library, None)
+    assert len(full) > 4
+    for engine, prefilter in prefilters.items():
+        for chunk in (None, 7, 64):
+            assert report(data, library, prefilter, chunk) == full, (engine, chunk)
+
+
+def test_a_prompt_quoting_an_error_is_not_a_candidate(library: Library, prefilters: dict[str, Prefilter]) -> None:
+    data = (
+        b"(APIServer pid=7) DEBUG 11-30 10:00:00 [logger.py:1] prompt: 'My code fails with KeyError: x, "
+        b"see: Traceback (most recent call last): ... ERROR 404'\n"
+        b"(APIServer pid=7) WARNING 11-30 10:00:00 [x.py:1] slow\n"
+    )
+    for prefilter in prefilters.values():
+        assert prefilter.line_starts(data, 0, len(data)) == [data.index(b"(APIServer pid=7) WARNING")]
+
+
+def test_every_line_pattern_example_is_a_candidate(library: Library, prefilters: dict[str, Prefilter]) -> None:
+    for pattern in library.line_patterns:
+        for example in pattern.examples.match:
+            raw = example.encode() + b"\n"
+            for prefilter in prefilters.values():  # (an example may hold several lines: one is enough)
+                assert prefilter.line_starts(raw, 0, len(raw)), (pattern.id, example)
+
+
+def test_a_pattern_without_literals_turns_the_prefilter_off(library: Library) -> None:
+    vague = Pattern.model_validate(
+        {
+            "id": "user.vague", "title": "t", "severity": "error", "where": "line", "match": r"\w+ \d+",
+            "explanation": "e", "fix": {"summary": "s", "steps": ["x"]},
+            "source": {"file": "f", "versions": "*", "checked": "c"},
+            "examples": {"match": ["port 80"], "no_match": ["x"]},
+        }
+    )
+    assert Library([vague, *library.patterns]).prefilter() is None
+    assert Library(library.patterns).prefilter() is not None
+
+
+def test_sieve_skips_lines_but_counts_them(library: Library, prefilters: dict[str, Prefilter]) -> None:
+    filler = b"(APIServer pid=7) INFO 11-30 10:00:00 [x.py:1] served request\n" * 10_000
+    data = filler + b"(APIServer pid=7) ERROR 11-30 10:00:01 [x.py:2] broken: no KV cache\n" + filler
+    prefilter = next(iter(prefilters.values()))
+    doctor = Doctor(library)
+    fed: list[int] = []
+    original = doctor.feed
+    doctor.feed = lambda line, now=0.0: fed.append(line.number) or original(line, now)  # type: ignore[method-assign]
+    sieve = Sieve(doctor, Framer("log"), lambda: prefilter, small=0)
+    sieve.feed(data)
+    sieve.flush()
+    assert doctor.lines == 20_001
+    # The first line (it tells the framing), the error line, and the next line of its stream.
+    assert fed == [1, 10_001, 10_002]
+    assert [f.lines[0] for f in doctor.report()] == [10_001]
