@@ -16,7 +16,6 @@ from logdoctor.library.matcher import Library
 from logdoctor.library.schema import Pattern
 from logdoctor.prefilter import Prefilter, available_engines, triggers_for
 from logdoctor.sieve import Sieve
-
 from tests.conftest import FIXTURES
 
 
