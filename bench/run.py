@@ -333,8 +333,9 @@ def main() -> None:
         with out_path.open("wb") as out:
             seconds, rss, _ = run_timed([LOGDOCTOR, "scan", "--format", "json", str(big)], stdout=out)
         recall = check_findings(big, out_path.read_text())
+        verdict = f"{recall.found}/{recall.planted} planted, {len(recall.invented)} invented"
         rows.append(("scan 4 GiB normal", f"{big.stat().st_size / MiB / seconds:,.0f} MB/s", "",
-                     f"{rss / 1024:.0f} MiB", f"{recall.found}/{recall.planted} planted, {len(recall.invented)} invented"))
+                     f"{rss / 1024:.0f} MiB", verdict))
         results["scan 4 GiB"] = {"seconds": seconds, "peak_mib": rss / 1024, "recall": asdict(recall)}
         if not recall.ok:
             failures.append(f"scan 4 GiB: missing {recall.missing}, invented {recall.invented}")
