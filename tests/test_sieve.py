@@ -133,8 +133,9 @@ def test_every_line_pattern_example_is_a_candidate(library: Library, prefilters:
                 assert prefilter.line_starts(raw, 0, len(raw)), (pattern.id, example)
 
 
-def test_a_pattern_without_literals_turns_the_prefilter_off(library: Library) -> None:
-    vague = Pattern.model_validate(
+def _vague_pattern() -> Pattern:
+    """A user's line pattern that requires no literal: nothing can tell its lines from the others."""
+    return Pattern.model_validate(
         {
             "id": "user.vague", "title": "t", "severity": "error", "where": "line", "match": r"\w+ \d+",
             "explanation": "e", "fix": {"summary": "s", "steps": ["x"]},
@@ -142,6 +143,10 @@ def test_a_pattern_without_literals_turns_the_prefilter_off(library: Library) ->
             "examples": {"match": ["port 80"], "no_match": ["x"]},
         }
     )
+
+
+def test_a_pattern_without_literals_turns_the_prefilter_off(library: Library) -> None:
+    vague = _vague_pattern()
     assert Library([vague, *library.patterns]).prefilter() is None
     assert Library(library.patterns).prefilter() is not None
 
@@ -161,3 +166,11 @@ def test_sieve_skips_lines_but_counts_them(library: Library, prefilters: dict[st
     # The first line (it tells the framing), the error line, and the next line of its stream.
     assert fed == [1, 10_001, 10_002]
     assert [f.lines[0] for f in doctor.report()] == [10_001]
+
+
+def test_patterns_test_warns_about_a_pattern_the_prefilter_cannot_find(library: Library) -> None:
+    from logdoctor.library.selftest import check_pattern
+
+    vague = _vague_pattern()
+    problems = check_pattern(Library([vague, *library.patterns]), vague)
+    assert [(p.kind, p.is_warning) for p in problems if p.kind == "unfilterable"] == [("unfilterable", True)]

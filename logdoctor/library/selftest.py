@@ -11,20 +11,24 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from logdoctor.library.literals import required_literals
 from logdoctor.library.matcher import Library
 from logdoctor.library.schema import Pattern
+from logdoctor.prefilter import MIN_LITERAL
 
 # Nested quantifiers such as (a+)+ or (\w+\s?)* backtrack catastrophically on some inputs.
 _NESTED_QUANTIFIER = re.compile(r"\((?:[^()\\]|\\.)*[+*](?:[^()\\]|\\.)*\)[+*{]")
 
 
-WARNING_KINDS = frozenset({"backtracking"})  # reported, but not a failure: the time limit stops a runaway
+# Reported, but not failures: the time limit stops a runaway regex, and without a prefilter logdoctor
+# still reads every line, only slower.
+WARNING_KINDS = frozenset({"backtracking", "unfilterable"})
 
 
 @dataclass(frozen=True)
 class Problem:
     pattern: str
-    kind: str  # no-match | collision | false-match | incomplete | backtracking (a warning)
+    kind: str  # no-match | collision | false-match | incomplete | backtracking, unfilterable (warnings)
     detail: str
 
     @property
@@ -51,6 +55,17 @@ def check_pattern(library: Library, pattern: Pattern) -> list[Problem]:
         problems.append(
             Problem(pattern.id, "backtracking", "nested quantifier in `match`: make sure it cannot backtrack")
         )
+    if pattern in library.line_patterns:
+        found = required_literals(pattern.match)
+        if found is None or min(len(t) for t in found.texts) < MIN_LITERAL:
+            problems.append(
+                Problem(
+                    pattern.id,
+                    "unfilterable",
+                    f"`match` requires no literal of {MIN_LITERAL}+ characters: while this pattern is loaded, "
+                    "scans read every line (about 100x slower on big logs)",
+                )
+            )
     for n, example in enumerate(pattern.examples.match, 1):
         rules = _rules(library, example)
         if pattern.id in rules:
