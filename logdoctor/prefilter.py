@@ -28,10 +28,13 @@ Two steps, the second only where the first fires:
 
 from __future__ import annotations
 
+import hashlib
+import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, Protocol
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from logdoctor import assemble
 from logdoctor.framing import clean
@@ -204,10 +207,7 @@ class _HyperscanEngine:
             # PREFILTER: Hyperscan may widen a construct it cannot build exactly, never narrow it.
             flag = hyperscan.HS_FLAG_MULTILINE | hyperscan.HS_FLAG_PREFILTER
             flags.append(flag | hyperscan.HS_FLAG_CASELESS if trigger.caseless else flag)
-        self._database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-        self._database.compile(
-            expressions=[t.regex.encode() for t in triggers], ids=list(range(len(triggers))), flags=flags
-        )
+        self._database = _cached_database(hyperscan, [t.regex.encode() for t in triggers], flags)
         self._scratch = hyperscan.Scratch(self._database)
 
     def matches(self, data: memoryview) -> list[tuple[int, int]]:
@@ -218,8 +218,41 @@ class _HyperscanEngine:
             add((trigger, end))
 
         if len(data):
-            self._database.scan(data, match_event_handler=on_match, scratch=self._scratch)  # type: ignore[type-var]
+            self._database.scan(data, match_event_handler=on_match, scratch=self._scratch)
         return found
+
+
+def _cached_database(hyperscan: Any, expressions: list[bytes], flags: list[int]) -> Any:
+    """Building the database takes a sixth of a second; loading a serialized one, microseconds. The cache
+    lives in $LOGDOCTOR_CACHE (default ~/.cache/logdoctor), keyed by the expressions and Hyperscan's
+    version. It holds only what logdoctor built from its own triggers, never log content; a cache that
+    is missing, unreadable, read-only or corrupt only costs the build."""
+    key = hashlib.sha256(repr((hyperscan.__version__, expressions, flags)).encode()).hexdigest()[:24]
+    path = cache_dir() / f"prefilter-{key}.hsdb"
+    try:
+        return hyperscan.loadb(path.read_bytes(), hyperscan.HS_MODE_BLOCK)
+    except Exception:  # noqa: BLE001 - any failure to load means: build it
+        pass
+    database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+    database.compile(expressions=expressions, ids=list(range(len(expressions))), flags=flags)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        partial.write_bytes(hyperscan.dumpb(database))
+        partial.replace(path)  # atomic: a concurrent scan reads the old file or the new one, never half
+        for stale in path.parent.glob("prefilter-*.hsdb"):  # built for other patterns or versions
+            if stale != path:
+                stale.unlink(missing_ok=True)
+    except OSError:
+        pass
+    return database
+
+
+def cache_dir() -> Path:
+    configured = os.environ.get("LOGDOCTOR_CACHE")
+    if configured:
+        return Path(configured)
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "logdoctor"
 
 
 class _ReEngine:

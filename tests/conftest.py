@@ -18,3 +18,11 @@ def library() -> Library:
 
 def records(*texts: str, source: str = "-") -> list[Record]:
     return [parse(Line(source, n, t)) for n, t in enumerate(texts, 1)]
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _private_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Keep the prefilter's compiled cache (and the logdoctor processes the tests start) out of ~/.cache."""
+    import os
+
+    os.environ["LOGDOCTOR_CACHE"] = str(tmp_path_factory.mktemp("cache"))

@@ -174,3 +174,17 @@ def test_patterns_test_warns_about_a_pattern_the_prefilter_cannot_find(library: 
     vague = _vague_pattern()
     problems = check_pattern(Library([vague, *library.patterns]), vague)
     assert [(p.kind, p.is_warning) for p in problems if p.kind == "unfilterable"] == [("unfilterable", True)]
+
+
+@pytest.mark.skipif("hyperscan" not in available_engines(), reason="the cache is Hyperscan's")
+def test_a_broken_or_unwritable_cache_only_costs_the_build(
+    library: Library, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = HAND_MADE.encode()
+    monkeypatch.setenv("LOGDOCTOR_CACHE", str(tmp_path))
+    expected = Prefilter(triggers_for(library), "hyperscan").line_starts(data, 0, len(data))
+    (cached,) = tmp_path.glob("prefilter-*.hsdb")
+    cached.write_bytes(b"not a database")
+    assert Prefilter(triggers_for(library), "hyperscan").line_starts(data, 0, len(data)) == expected
+    monkeypatch.setenv("LOGDOCTOR_CACHE", "/proc/no-such-place")
+    assert Prefilter(triggers_for(library), "hyperscan").line_starts(data, 0, len(data)) == expected
