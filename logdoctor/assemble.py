@@ -166,6 +166,13 @@ class Event:
             self.lines_dropped += 1
         self.tail.append(record)
 
+    def remove(self, record: Record) -> None:
+        """Take back the last record added (it turned out to start the next event)."""
+        if self.tail and self.tail[-1] is record:
+            self.tail.pop()
+        elif self.head and self.head[-1] is record:
+            self.head.pop()
+
     @property
     def records(self) -> list[Record]:
         return self.head + list(self.tail)
@@ -217,6 +224,7 @@ class _TracebackReader:
         # Frames come before the exception line they belong to; they wait here until it appears.
         self._frames: list[Frame] = []
         self._dropped = 0
+        self._last_unindented: Record | None = None  # the message's last line, if it was unindented
 
     def start_exception(self, record: Record | None, type_name: str, message: str) -> None:
         self.current = RaisedException(type_name, message, record)
@@ -326,8 +334,26 @@ class _TracebackReader:
             self.start_exception(None, "", "")
             self._carry_frames()
 
+    def starts_another_record(self, record: Record) -> bool:
+        """In a logger group: a traceback that starts right after an exception, with no `During handling
+        ...` between, is not chained to it. Python prints one traceback per record, so this line opens a
+        second record that happens to repeat the header (same process, second and code location: a
+        request error hitting many requests at once)."""
+        return self.state in ("exception", "exc_blank") and classify(record.message) == "tb_start"
+
+    def take_trailing_intro(self) -> Record | None:
+        """The last unindented line read as part of the exception's message, handed back: when another
+        record starts, it is that record's own message (`Error in chat completion stream generator.`)."""
+        exc, record = self.current, self._last_unindented
+        if exc is None or record is None or not exc.records or exc.records[-1] is not record:
+            return None
+        exc.records.pop()
+        exc.message = exc.message[: exc.message.rfind("\n")] if "\n" in exc.message else ""
+        return record
+
     def _extend_message(self, record: Record | None, indented: bool) -> None:
         exc = self.current
+        self._last_unindented = None
         if exc is None:
             return
         if record is None:
@@ -336,6 +362,7 @@ class _TracebackReader:
         message = record.message
         if not indented:
             self.unindented += 1
+            self._last_unindented = record
         if len(exc.message) < MAX_MESSAGE_CHARS:
             exc.message = f"{exc.message}\n{message}" if exc.message else message
             exc.records.append(record)
@@ -378,6 +405,21 @@ class Assembler:
         logger = record.kind == "vllm"
         key: StreamKey = (record.line.source, record.line.stream, record.process, record.pid, record.kind)
         current = self._open.get(key)
+        if current is not None and current.header is not None and current.reader.starts_another_record(record):
+            intro = current.reader.take_trailing_intro()
+            if intro is not None:
+                current.event.remove(intro)
+            done.append(self._close(key))
+            if intro is not None:
+                self._start(key, intro, logger, now)
+                current = self._open.get(key)
+            else:
+                current = None
+            if current is not None:
+                current.event.add(record)
+                current.reader.add(record)
+                current.last_seen, current.last_line = now, number
+                return done
         if current is not None:
             if self._continues(current, record):
                 current.event.add(record)

@@ -88,6 +88,18 @@ def test_logger_group_ends_when_the_header_changes() -> None:
     assert [e.kind for e in events] == ["traceback", "record"]
 
 
+def test_two_records_with_the_same_header_are_two_events() -> None:
+    """Two requests fail in the same second at the same place: the header repeats, the records do not."""
+    header = "(APIServer pid=7) ERROR 11-30 19:42:03 [serving.py:952] "
+    one = ["Error in chat completion stream generator.", "Traceback (most recent call last):",
+           '  File "s.py", line 1, in gen', "IndexError: index 151950 is out of bounds"]
+    events = tracebacks(assemble(*[header + line for line in one + one]))
+    assert [(e.record.message, e.exceptions[0].message, len(e.exceptions)) for e in events] == [
+        ("Error in chat completion stream generator.", "index 151950 is out of bounds", 1),
+    ] * 2
+    assert [e.first_line for e in events] == [1, 5]
+
+
 def test_chained_exceptions_stay_one_event_original_first() -> None:
     lines = [
         "Traceback (most recent call last):",
