@@ -20,7 +20,8 @@ Two steps, the second only where the first fires:
 1. One Hyperscan pass (a SIMD multi-pattern matcher: gigabytes per second for all triggers at once) over
    the raw bytes. A message-start trigger is its regex behind a cheap context: the character before a
    message (line start, `)` of a process prefix, `] ` of a logger header, `|` of a compose prefix, the end
-   of an ANSI sequence, ...). Without Hyperscan, one `re` alternation does the same, several times slower.
+   of an ANSI sequence, ...). Without Hyperscan there is no prefilter: every line is read (the same
+   findings, at the core's own speed).
 2. For a level or message-start hit, the line is cleaned as framing.py would and checked at the real
    start of its record or message, so a user's prompt quoting `KeyError: 'x'` costs one check, not a trip
    through the core.
@@ -34,7 +35,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal
 
 from logdoctor import assemble
 from logdoctor.framing import clean
@@ -143,23 +144,24 @@ class _Confirmation:
         return logger is not None and self._starts.match(text, logger.end()) is not None
 
 
-class _Engine(Protocol):
-    def matches(self, data: memoryview) -> list[tuple[int, int]]: ...  # (trigger index, end offset)
-
-
 class Prefilter:
     """line_starts(buffer, start, end): offsets of the lines in buffer[start:end] a trigger fires on."""
 
-    def __init__(self, triggers: list[Trigger], engine: str = "auto") -> None:
+    def __init__(self, triggers: list[Trigger]) -> None:
         self.triggers = triggers
         self._confirm_kind = [t.confirm for t in triggers]
         self._confirmation = _Confirmation([t.source for t in triggers if t.confirm == "message"])
-        self.engine_name, self._engine = _engine(triggers, engine)
+        self._engine = _HyperscanEngine(triggers)
 
     @classmethod
-    def for_library(cls, library: Library, engine: str = "auto") -> Prefilter | None:
+    def for_library(cls, library: Library) -> Prefilter | None:
+        """None when Hyperscan is not installed (no pure-Python scan of the triggers is faster than
+        reading every line: one `re` alternation of them ran at 8 MB/s, the core alone at 14), or when
+        a pattern requires no literal."""
+        if not hyperscan_available():
+            return None
         try:
-            return cls(triggers_for(library), engine)
+            return cls(triggers_for(library))
         except NoPrefilter:
             return None
 
@@ -186,16 +188,6 @@ class Prefilter:
         if any(a > b for a, b in zip(starts, starts[1:], strict=False)):
             starts = sorted(set(starts))
         return starts
-
-
-def _engine(triggers: list[Trigger], wanted: str) -> tuple[str, _Engine]:
-    if wanted in ("auto", "hyperscan"):
-        try:
-            return "hyperscan", _HyperscanEngine(triggers)
-        except ImportError:
-            if wanted == "hyperscan":
-                raise
-    return "re", _ReEngine(triggers)
 
 
 class _HyperscanEngine:
@@ -255,53 +247,9 @@ def cache_dir() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "logdoctor"
 
 
-class _ReEngine:
-    """Without Hyperscan: one `re` alternation of the literals the triggers require (a trigger's context is
-    only Hyperscan's accelerator). A hit line is reported once per kind of condition: unconditionally if
-    it holds a literal of an unconditional trigger, and for each condition step 2 checks exactly."""
-
-    def __init__(self, triggers: list[Trigger]) -> None:
-        plain: set[str] = set()
-        every: set[str] = set()
-        self._representative: dict[Confirm, int] = {}
-        for index, trigger in enumerate(triggers):
-            found = required_literals(trigger.regex)
-            if found is None:
-                raise NoPrefilter(f"no literal is required by the trigger for {trigger.source[:80]!r}")
-            # \\xHH escapes parse to one character a byte: latin-1 turns them back into those bytes.
-            caseless = found.caseless or trigger.caseless
-            texts = {"(?i:" + re.escape(t) + ")" if caseless else re.escape(t) for t in found.texts}
-            every |= texts
-            if trigger.confirm is None:
-                plain |= texts
-                self._plain_index = index
-            else:
-                self._representative.setdefault(trigger.confirm, index)
-        self._any = re.compile("|".join(sorted(every)).encode("latin-1"))
-        self._plain = re.compile("|".join(sorted(plain)).encode("latin-1")) if plain else None
-
-    def matches(self, data: memoryview) -> list[tuple[int, int]]:
-        found: list[tuple[int, int]] = []
-        raw = bytes(data)
-        pos, size = 0, len(raw)
-        while pos < size:
-            hit = self._any.search(raw, pos)
-            if hit is None:
-                break
-            first = raw.rfind(b"\n", 0, hit.start()) + 1
-            stop = raw.find(b"\n", hit.start())
-            stop = size if stop < 0 else stop
-            if self._plain is not None and self._plain.search(raw, first, stop):
-                found.append((self._plain_index, stop))
-            else:
-                found += [(index, stop) for index in self._representative.values()]
-            pos = stop + 1
-        return found
-
-
-def available_engines() -> Sequence[str]:
+def hyperscan_available() -> bool:
     try:
         import hyperscan  # noqa: F401
     except ImportError:
-        return ("re",)
-    return ("hyperscan", "re")
+        return False
+    return True

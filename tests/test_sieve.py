@@ -14,7 +14,7 @@ from logdoctor.doctor import Doctor
 from logdoctor.framing import Framer
 from logdoctor.library.matcher import Library
 from logdoctor.library.schema import Pattern
-from logdoctor.prefilter import Prefilter, available_engines, triggers_for
+from logdoctor.prefilter import Prefilter, hyperscan_available, triggers_for
 from logdoctor.sieve import Sieve
 from tests.conftest import FIXTURES
 
@@ -56,29 +56,29 @@ def _variants(data: bytes) -> dict[str, bytes]:
 LOGS = sorted(p for p in FIXTURES.rglob("*.log") if p.stat().st_size < 2_000_000)
 
 
+pytestmark = pytest.mark.skipif(not hyperscan_available(), reason="without Hyperscan there is no prefilter")
+
+
 @pytest.fixture(scope="module")
-def prefilters(library: Library) -> dict[str, Prefilter]:
-    return {engine: Prefilter(triggers_for(library), engine) for engine in available_engines()}
+def prefilter(library: Library) -> Prefilter:
+    return Prefilter(triggers_for(library))
 
 
 @pytest.mark.parametrize("path", LOGS, ids=lambda p: str(p.relative_to(FIXTURES)))
-def test_every_fixture_reads_the_same_sieved(path: Path, library: Library, prefilters: dict[str, Prefilter]) -> None:
+def test_every_fixture_reads_the_same_sieved(path: Path, library: Library, prefilter: Prefilter) -> None:
     data = path.read_bytes()
-    full = report(data, library, None)
-    for engine, prefilter in prefilters.items():
-        assert report(data, library, prefilter) == full, engine
+    assert report(data, library, prefilter) == report(data, library, None)
 
 
 @pytest.mark.parametrize("error_heavy", [False, True])
 @pytest.mark.parametrize("variant", ["plain", "crlf", "compose", "collector", "ansi", "no-prefix"])
 def test_generated_logs_read_the_same_sieved(
-    variant: str, error_heavy: bool, library: Library, prefilters: dict[str, Prefilter]
+    variant: str, error_heavy: bool, library: Library, prefilter: Prefilter
 ) -> None:
     data = _variants(_synthetic(error_heavy, seed=3))[variant]
     full = report(data, library, None)
     assert any('"rule"' in f for f in full[1:]), "the generated log must hold findings to compare"
-    for engine, prefilter in prefilters.items():
-        assert report(data, library, prefilter, chunk=70_000) == full, engine
+    assert report(data, library, prefilter, chunk=70_000) == full
 
 
 HAND_MADE = """\
@@ -106,31 +106,28 @@ triton.runtime.autotuner.OutOfResources: out of resource: shared memory, Require
 """
 
 
-def test_hand_made_corner_cases_read_the_same(library: Library, prefilters: dict[str, Prefilter]) -> None:
+def test_hand_made_corner_cases_read_the_same(library: Library, prefilter: Prefilter) -> None:
     data = HAND_MADE.encode()
     full = report(data, library, None)
     assert len(full) > 4
-    for engine, prefilter in prefilters.items():
-        for chunk in (None, 7, 64):
-            assert report(data, library, prefilter, chunk) == full, (engine, chunk)
+    for chunk in (None, 7, 64):
+        assert report(data, library, prefilter, chunk) == full, chunk
 
 
-def test_a_prompt_quoting_an_error_is_not_a_candidate(library: Library, prefilters: dict[str, Prefilter]) -> None:
+def test_a_prompt_quoting_an_error_is_not_a_candidate(prefilter: Prefilter) -> None:
     data = (
         b"(APIServer pid=7) DEBUG 11-30 10:00:00 [logger.py:1] prompt: 'My code fails with KeyError: x, "
         b"see: Traceback (most recent call last): ... ERROR 404'\n"
         b"(APIServer pid=7) WARNING 11-30 10:00:00 [x.py:1] slow\n"
     )
-    for prefilter in prefilters.values():
-        assert prefilter.line_starts(data, 0, len(data)) == [data.index(b"(APIServer pid=7) WARNING")]
+    assert prefilter.line_starts(data, 0, len(data)) == [data.index(b"(APIServer pid=7) WARNING")]
 
 
-def test_every_line_pattern_example_is_a_candidate(library: Library, prefilters: dict[str, Prefilter]) -> None:
+def test_every_line_pattern_example_is_a_candidate(library: Library, prefilter: Prefilter) -> None:
     for pattern in library.line_patterns:
         for example in pattern.examples.match:
-            raw = example.encode() + b"\n"
-            for prefilter in prefilters.values():  # (an example may hold several lines: one is enough)
-                assert prefilter.line_starts(raw, 0, len(raw)), (pattern.id, example)
+            raw = example.encode() + b"\n"  # (an example may hold several lines: one is enough)
+            assert prefilter.line_starts(raw, 0, len(raw)), (pattern.id, example)
 
 
 def _vague_pattern() -> Pattern:
@@ -151,10 +148,9 @@ def test_a_pattern_without_literals_turns_the_prefilter_off(library: Library) ->
     assert Library(library.patterns).prefilter() is not None
 
 
-def test_sieve_skips_lines_but_counts_them(library: Library, prefilters: dict[str, Prefilter]) -> None:
+def test_sieve_skips_lines_but_counts_them(library: Library, prefilter: Prefilter) -> None:
     filler = b"(APIServer pid=7) INFO 11-30 10:00:00 [x.py:1] served request\n" * 10_000
     data = filler + b"(APIServer pid=7) ERROR 11-30 10:00:01 [x.py:2] broken: no KV cache\n" + filler
-    prefilter = next(iter(prefilters.values()))
     doctor = Doctor(library)
     fed: list[int] = []
     original = doctor.feed
@@ -176,15 +172,23 @@ def test_patterns_test_warns_about_a_pattern_the_prefilter_cannot_find(library: 
     assert [(p.kind, p.is_warning) for p in problems if p.kind == "unfilterable"] == [("unfilterable", True)]
 
 
-@pytest.mark.skipif("hyperscan" not in available_engines(), reason="the cache is Hyperscan's")
 def test_a_broken_or_unwritable_cache_only_costs_the_build(
     library: Library, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     data = HAND_MADE.encode()
     monkeypatch.setenv("LOGDOCTOR_CACHE", str(tmp_path))
-    expected = Prefilter(triggers_for(library), "hyperscan").line_starts(data, 0, len(data))
+    expected = Prefilter(triggers_for(library)).line_starts(data, 0, len(data))
     (cached,) = tmp_path.glob("prefilter-*.hsdb")
     cached.write_bytes(b"not a database")
-    assert Prefilter(triggers_for(library), "hyperscan").line_starts(data, 0, len(data)) == expected
+    assert Prefilter(triggers_for(library)).line_starts(data, 0, len(data)) == expected
     monkeypatch.setenv("LOGDOCTOR_CACHE", "/proc/no-such-place")
-    assert Prefilter(triggers_for(library), "hyperscan").line_starts(data, 0, len(data)) == expected
+    assert Prefilter(triggers_for(library)).line_starts(data, 0, len(data)) == expected
+
+
+def test_without_hyperscan_every_line_is_read(library: Library, monkeypatch: pytest.MonkeyPatch) -> None:
+    import logdoctor.prefilter
+
+    monkeypatch.setattr(logdoctor.prefilter, "hyperscan_available", lambda: False)
+    assert Prefilter.for_library(library) is None
+    data = HAND_MADE.encode()
+    assert report(data, library, None)[1:]  # (the full read still finds everything)

@@ -51,14 +51,14 @@ class Library:
 
     def prefilter(self) -> Prefilter | None:
         """The prefilter for this library, built once; None when it cannot be built or is switched off
-        ($LOGDOCTOR_PREFILTER: auto (default), hyperscan, re, or off, for benchmarks and bug hunts)."""
+        ($LOGDOCTOR_PREFILTER=off reads every line: for benchmarks and bug hunts)."""
         if self._prefilter is _UNBUILT:
             import os
 
             from logdoctor.prefilter import Prefilter
 
-            engine = os.environ.get("LOGDOCTOR_PREFILTER", "auto")
-            self._prefilter = None if engine == "off" else Prefilter.for_library(self, engine)
+            off = os.environ.get("LOGDOCTOR_PREFILTER") == "off"
+            self._prefilter = None if off else Prefilter.for_library(self)
         return self._prefilter  # type: ignore[return-value]
 
     @classmethod
