@@ -7,10 +7,12 @@ can carry tokens in URLs and headers; none of them may leave logdoctor.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 MASK = "***"
+_QUOTED = re.compile(r"""(?P<q>['"])(?!\*\*\*)[^'"]*(?P=q)""")
 
-_RULES: list[tuple[re.Pattern[str], str]] = [
+_RULES: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
     # 'api_key': 'secret' / api_key='secret' / "hf_token": "secret" in reprs and JSON
     (
         re.compile(
@@ -19,6 +21,24 @@ _RULES: list[tuple[re.Pattern[str], str]] = [
             re.IGNORECASE,
         ),
         r"\g<key>\g<q>***\g<q>",
+    ),
+    # 'api_key': ['one', 'two']: vLLM's --api-key takes several keys
+    (
+        re.compile(
+            r"""(?P<key>['"]?\b[\w-]*(?:api[_-]?key|token|password|passwd|secret)['"]?\s*[:=]\s*)"""
+            r"""\[(?P<items>[^\]]*)\]""",
+            re.IGNORECASE,
+        ),
+        lambda m: m["key"] + "[" + _QUOTED.sub(r"\g<q>***\g<q>", m["items"]) + "]",
+    ),
+    # HF_TOKEN=value / AWS_SECRET_ACCESS_KEY=value: environment assignments (a launch script, `env` output)
+    (
+        re.compile(
+            r"(?P<key>\b[\w-]*(?:api[_-]?key|access[_-]?key|token|password|passwd|secret)\s*=\s*)"
+            r"(?!\*\*\*)(?P<value>[^\s'\",;)}\]]+)",
+            re.IGNORECASE,
+        ),
+        r"\g<key>***",
     ),
     # --api-key VALUE / --hf-token=VALUE on a command line
     (

@@ -26,9 +26,13 @@ from logdoctor.model import Finding
 from logdoctor.prefilter import Prefilter
 from logdoctor.records import Record
 
-# A physical line whose record has no process prefix (the stream of unprefixed raw lines).
-_UNPREFIXED_AFTER_NEWLINE = re.compile(rb"\n(?!\([^()\n]*pid=\d|\[rank\d+\]:)")
-_PREFIXED = re.compile(rb"\([^()\n]*pid=\d|\[rank\d+\]:")
+# A process prefix exactly as records.py reads one (`(APIServer pid=1) `, Ray's `(pid=1, ip=...) `, torch's
+# `[rank0]: `), kept within the line: a line that only looks like one (`(APIServer pid=1133r)`) has none,
+# so it belongs to the unprefixed stream.
+_PREFIX = rb"\([^()\n]*?\s*pid=\d+(?:,\s*ip=[^)\n]*)?\)|\[rank\d+\]:"
+_PREFIXED = re.compile(_PREFIX)
+_UNPREFIXED_AFTER_NEWLINE = re.compile(rb"\n(?!" + _PREFIX + rb")")
+_CARRIAGE_RETURN = re.compile(rb"\r(?!\n)")
 
 
 # Below this many bytes a source is read line by line: building the prefilter would cost more than it saves.
@@ -89,7 +93,7 @@ class Sieve:
             newline = data.find(b"\n", pos) + 1
             found += self._frame(data[pos:newline], now)
             pos = newline
-        if self.prefilter is None or self.framer.framing != "plain":
+        if self.prefilter is None or self.framer.framing != "plain" or _container_lines(data, pos, end):
             return found + self._frame(data[pos:end], now)
         candidates = self.prefilter.line_starts(data, pos, end)
         next_candidate = 0
@@ -122,6 +126,28 @@ class Sieve:
         return limit
 
 
+# Container runtime lines (Docker's JSON, CRI's `<time> stdout F <message>`) escape or split what the
+# triggers look for. A plain file that holds some (a log copied together from several sources) is read in
+# full wherever they appear; each such marker is a fast substring search, and vLLM's own lines hold none.
+_CONTAINER_MARKERS = (b'\n{"', b" stdout F ", b" stderr F ", b" stdout P ", b" stderr P ")
+_CRI_LINE = re.compile(rb"\d{4}-\d\d-\d\dT\S+ (?:stdout|stderr) [PF] ")
+
+
+def _container_lines(data: bytes, pos: int, end: int) -> bool:
+    if data.startswith(b'{"', pos):
+        return True
+    for marker in _CONTAINER_MARKERS:
+        at = data.find(marker, pos, end)
+        while at >= 0:
+            if marker.startswith(b"\n"):
+                return True
+            line = data.rfind(b"\n", pos, at) + 1 or pos
+            if _CRI_LINE.match(data, line):
+                return True
+            at = data.find(marker, at + 1, end)
+    return False
+
+
 @lru_cache(maxsize=256)
 def _marker(pid: int | None, process: str | None) -> re.Pattern[bytes]:
     """What every line of a prefixed stream holds: `pid=81390)` (or `pid=81390,` in Ray's), `[rank0]`."""
@@ -137,4 +163,7 @@ def _next_line_of(record: Record, data: bytes, pos: int, limit: int) -> int:
     if pos == 0 and not _PREFIXED.match(data, 0):
         return 0
     match = _UNPREFIXED_AFTER_NEWLINE.search(data, max(pos - 1, 0), limit)
-    return limit if match is None else match.start() + 1
+    found = limit if match is None else match.start() + 1
+    # A progress bar's carriage return: the line reads as its last segment, whatever it starts with.
+    carriage = _CARRIAGE_RETURN.search(data, pos, found)
+    return found if carriage is None else data.rfind(b"\n", pos, carriage.start()) + 1 or pos

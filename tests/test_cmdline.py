@@ -57,6 +57,9 @@ def test_what_vllm_would_reject_is_reported() -> None:
     assert any("--foo-bar" in p for p in problems)
     assert any("invalid choice: 'all'" in p for p in problems)
     assert any("--max-model-len expects a value" in p for p in problems)
+    # Found by fuzzing: a list option with a sub-key and no value raised IndexError.
+    problems = parse("vllm serve m --api-key.3 --enforce-eager --api-key").problems
+    assert sum("--api-key" in p and "expects values" in p for p in problems) == 2
 
 
 def test_choices_and_spellings_follow_the_version() -> None:

@@ -192,3 +192,30 @@ def test_without_hyperscan_every_line_is_read(library: Library, monkeypatch: pyt
     assert Prefilter.for_library(library) is None
     data = HAND_MADE.encode()
     assert report(data, library, None)[1:]  # (the full read still finds everything)
+
+
+def test_a_progress_bar_segment_can_continue_an_unprefixed_traceback(library: Library, prefilter: Prefilter) -> None:
+    """Found by fuzzing: the line reads as its last carriage-return segment, which has no process prefix,
+    so it belongs to the open unprefixed traceback although its raw bytes start with one."""
+    data = (
+        b"Traceback (most recent call last):\n"
+        b'  File "/x/vllm/entrypoints/cli/main.py", line 1, in main\n'
+        b"(APIServer pid=1) INFO 11-30 10:00:00 [startup.py:38] logo\r    main()\n"
+        b"(APIServer pid=1) INFO 11-30 10:00:00 [startup.py:38] more\n"
+        b"ValueError: boom\n"
+    )
+    assert report(data, library, prefilter) == report(data, library, None)
+
+
+def test_a_line_that_only_looks_prefixed_belongs_to_the_unprefixed_stream(
+    library: Library, prefilter: Prefilter
+) -> None:
+    """Found by fuzzing: `(APIServer pid=1133r)` is no process prefix, so the line is raw and continues
+    the open pydantic error above it."""
+    data = (
+        b"pydantic_core._pydantic_core.ValidationError: 1 validation error for VllmConfig\n"
+        b"  Value error, FlashInfer ReplaySSM requires --replayssm-buffer-len <= 16 [type=value_error\n"
+        b"(APIServer pid=1133r) INFO 11-30 21:43:17 [kernel.py:480] priority\n"
+        b"(APIServer pid=1133) INFO 11-30 21:43:17 [kernel.py:480] priority\n"
+    )
+    assert report(data, library, prefilter) == report(data, library, None)

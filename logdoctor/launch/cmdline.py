@@ -141,6 +141,9 @@ def _parse_args(args: list[str], spec: ParserSpec, config: LaunchConfig, problem
         else:
             problems.append(f"{option} expects a value: vLLM exits with `expected one argument`")
             continue
+        if not raw_values:  # a list option followed by another option, or by nothing
+            problems.append(f"{option} expects values: vLLM exits with `expected at least one argument`")
+            continue
         if subkey:
             current = config.value(arg.dest)
             merged = dict(current) if isinstance(current, dict) else {}
