@@ -158,8 +158,8 @@ def _marker(pid: int | None, process: str | None) -> re.Pattern[bytes]:
 
 def _next_line_of(record: Record, data: bytes, pos: int, limit: int) -> int:
     if record.pid is not None or record.process is not None:
-        found = _marker(record.pid, record.process).search(data, pos, limit)
-        return limit if found is None else data.rfind(b"\n", pos, found.start()) + 1 or pos
+        hit = _marker(record.pid, record.process).search(data, pos, limit)
+        return limit if hit is None else data.rfind(b"\n", pos, hit.start()) + 1 or pos
     if pos == 0 and not _PREFIXED.match(data, 0):
         return 0
     match = _UNPREFIXED_AFTER_NEWLINE.search(data, max(pos - 1, 0), limit)
