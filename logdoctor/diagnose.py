@@ -56,7 +56,19 @@ def diagnose(event: Event, library: Library, launch: Launch) -> Finding | None:
     return finding
 
 
+ARGS_TRUNCATED_STEP = (
+    "The log's `non-default args` line was longer than logdoctor reads of a line (64 KiB) and was read in "
+    "part: the corrected command may lack arguments that came after the cut."
+)
+
+
 def attach_launch_fix(finding: Finding, launch: Launch, library: Library) -> None:
+    _attach_launch_fix(finding, launch, library)
+    if finding.fix.command and launch.args_truncated:
+        finding.fix.steps.append(ARGS_TRUNCATED_STEP)
+
+
+def _attach_launch_fix(finding: Finding, launch: Launch, library: Library) -> None:
     """Check the whole launch against the rule sets of the failed feature, and write the corrected
     command: every unmet rule fixed, not only the one vLLM reported (and, for other patterns, the
     pattern's own flag change)."""

@@ -46,6 +46,7 @@ class Launch:
     shutdown_line: int | None = None  # then it was asked to stop
     config: LaunchConfig = field(default_factory=LaunchConfig)
     args_line: int | None = None  # the `non-default args` / `args: Namespace` line, when seen
+    args_truncated: bool = False  # ... and it was cut (longer than a line logdoctor reads): read in part
     failed_line: int | None = None  # the first error or traceback: a version line after it is a restart
 
     def stopping_at(self, line_number: int) -> bool:
@@ -149,6 +150,7 @@ def _apply_fact(launch: Launch, fact: HeaderFact, record: Record) -> None:
         launch.version = str(values["vllm_version"])
     if fact.kind in _USER_ARGS:
         launch.args_line = line.number
+        launch.args_truncated = fact.truncated or line.truncated
         spec = load_spec(launch.version)
         for name, value in values.items():
             if name not in _NOT_ARGUMENTS:

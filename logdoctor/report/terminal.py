@@ -11,7 +11,7 @@ from rich.text import Text
 from logdoctor.model import Finding
 from logdoctor.report import redacted
 from logdoctor.report.checklist import checklist, command_diff
-from logdoctor.report.text import evidence_excerpt, headline, shorten, where
+from logdoctor.report.text import TRUNCATED_NOTE, evidence_excerpt, headline, shorten, where
 
 _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
@@ -35,6 +35,8 @@ class TerminalReporter:
             else:
                 evidence.append(f"{item.line:>8} │ ", style="dim")
                 evidence.append(item.text + "\n")
+        if f.truncated:
+            evidence.append(f"({TRUNCATED_NOTE})\n", style="dim")
         parts += [Text("Evidence", style="underline"), evidence]
         parts += [Text("What it means", style="underline"), Text(f.explanation + "\n")]
         fix = Text()

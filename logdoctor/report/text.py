@@ -14,6 +14,12 @@ EVIDENCE_HEAD = 2
 EVIDENCE_TAIL = 10
 
 
+TRUNCATED_NOTE = (
+    "truncated: the error was longer than logdoctor keeps (64 KiB a line, the first 200 and last 2000 "
+    "lines, 200 frames an exception); the middle was dropped"
+)
+
+
 def evidence_excerpt(evidence: list[EvidenceLine]) -> list[EvidenceLine | None]:
     """The evidence a person reads: its first lines and its last ones; None marks the gap."""
     if len(evidence) <= EVIDENCE_HEAD + EVIDENCE_TAIL:
@@ -60,6 +66,8 @@ class TextReporter:
         out.append("  evidence:")
         for item in evidence_excerpt(f.evidence):
             out.append("    ..." if item is None else f"    {item.line:>6} | {item.text}")
+        if f.truncated:
+            out.append(f"    ({TRUNCATED_NOTE})")
         out.append("  what it means:")
         out += wrap.wrap(f.explanation)
         out.append(f"  fix: {f.fix.summary}")
