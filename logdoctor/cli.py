@@ -339,7 +339,16 @@ def cmd_schema(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _standard_streams() -> None:
+    """A parent may start logdoctor with stdout or stderr closed (`2>&-`): Python then has no stream for
+    it. What would be written there goes to /dev/null, so the pipe's copy and the diagnosis go on."""
+    for name in ("stdout", "stderr"):
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(os.devnull, "w"))  # noqa: SIM115 - lives as long as the process
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    _standard_streams()
     args = build_parser().parse_args(argv)
     handlers = {
         None: cmd_pipe,

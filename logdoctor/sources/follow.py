@@ -106,6 +106,10 @@ class Tail:
             if status is None:
                 return
             self._open(status, feed)
+            if self.handle is None:  # it could not be opened (said once): try again next poll
+                return
+        elif self._rewritten():
+            self._start_over(feed)  # before reading on from the old offset into the new file's middle
         self._drain(feed)
         # Look at the path only after reading: a size taken before the read could be older than what
         # the read found, and look like a truncation.
@@ -120,11 +124,7 @@ class Tail:
             self._drain(feed)
             self.rotated = True
         elif status.st_size < self.offset:
-            self._read_copy(feed)  # copytruncate
-            self.offset = 0
-            self.identity.head = ""
-            assert self.handle is not None
-            self.handle.seek(0)
+            self._start_over(feed)
             self._drain(feed)
             self.rotated = True
 
@@ -194,6 +194,23 @@ class Tail:
                 feed(line)
         if self.identity is not None and not self.identity.head:
             self.identity.head = _fd_head(self.handle)
+
+    def _start_over(self, feed: Callable[[Line], None]) -> None:
+        """Truncated in place (copytruncate): finish what was being read from the copy, then read the file
+        again from its start."""
+        self._read_copy(feed)
+        self.offset = 0
+        assert self.identity is not None and self.handle is not None
+        self.identity.head = ""
+        self.handle.seek(0)
+
+    def _rewritten(self) -> bool:
+        """Truncated and written past the old end between two polls: the size alone cannot tell, the
+        first bytes can (they are the new file's)."""
+        if self.identity is None or not self.identity.head or self.handle is None:
+            return False
+        head = _fd_head(self.handle)
+        return bool(head) and head != self.identity.head
 
     def _read_copy(self, feed: Callable[[Line], None]) -> None:
         assert self.identity is not None
