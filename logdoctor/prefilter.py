@@ -86,8 +86,15 @@ class NoPrefilter(Exception):
     """The library has a line pattern no literal can find: every line must be read."""
 
 
+# Container runtime lines (Docker's JSON, CRI's `<time> stdout F <message>`) escape or split what the
+# other triggers look for. In a plain file that holds some (a log pasted together from several sources)
+# every one of them is read: the framer decodes each and joins split pieces.
+CONTAINER_LINES = (r'^\{"', r"^\d{4}-\d\d-\d\dT\S+ (?:stdout|stderr) [PF] ")
+
+
 def triggers_for(library: Library) -> list[Trigger]:
     triggers = [Trigger(CONTEXT + "(?:WARN|ERROR|CRITICAL)", False, "level", "levels that open an event")]
+    triggers += [Trigger(regex, False, None, "container runtime lines") for regex in CONTAINER_LINES]
     at_start = (
         *assemble.opening_messages(library.exception_names),
         *tracker.MATCHED_AT_START,

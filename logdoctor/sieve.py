@@ -93,7 +93,7 @@ class Sieve:
             newline = data.find(b"\n", pos) + 1
             found += self._frame(data[pos:newline], now)
             pos = newline
-        if self.prefilter is None or self.framer.framing != "plain" or _container_lines(data, pos, end):
+        if self.prefilter is None or self.framer.framing != "plain":
             return found + self._frame(data[pos:end], now)
         candidates = self.prefilter.line_starts(data, pos, end)
         next_candidate = 0
@@ -124,28 +124,6 @@ class Sieve:
             if limit == pos:
                 break
         return limit
-
-
-# Container runtime lines (Docker's JSON, CRI's `<time> stdout F <message>`) escape or split what the
-# triggers look for. A plain file that holds some (a log copied together from several sources) is read in
-# full wherever they appear; each such marker is a fast substring search, and vLLM's own lines hold none.
-_CONTAINER_MARKERS = (b'\n{"', b" stdout F ", b" stderr F ", b" stdout P ", b" stderr P ")
-_CRI_LINE = re.compile(rb"\d{4}-\d\d-\d\dT\S+ (?:stdout|stderr) [PF] ")
-
-
-def _container_lines(data: bytes, pos: int, end: int) -> bool:
-    if data.startswith(b'{"', pos):
-        return True
-    for marker in _CONTAINER_MARKERS:
-        at = data.find(marker, pos, end)
-        while at >= 0:
-            if marker.startswith(b"\n"):
-                return True
-            line = data.rfind(b"\n", pos, at) + 1 or pos
-            if _CRI_LINE.match(data, line):
-                return True
-            at = data.find(marker, at + 1, end)
-    return False
 
 
 @lru_cache(maxsize=256)

@@ -219,3 +219,16 @@ def test_a_line_that_only_looks_prefixed_belongs_to_the_unprefixed_stream(
         b"(APIServer pid=1133) INFO 11-30 21:43:17 [kernel.py:480] priority\n"
     )
     assert report(data, library, prefilter) == report(data, library, None)
+
+
+def test_container_lines_in_a_plain_file_are_read(library: Library, prefilter: Prefilter) -> None:
+    """Found by hypothesis: a plain file holding a Docker json-file line (a log pasted together)."""
+    data = (
+        b"(APIServer pid=81234) INFO 11-30 19:41:07 [startup.py:38] \n"
+        b'{"log": "(APIServer pid=1) ERROR 11-02 09:14:41 [async_llm.py:480] AsyncLLM output_handler failed.\\n",'
+        b' "stream": "stdout", "time": "2026-11-02T09:14:07.000000000Z"}\n'
+        b"2026-11-02T09:14:07.1Z stderr P (APIServer pid=1) ERROR 11-02 09:14:41 [x.py:1] Engine core \n"
+        b"2026-11-02T09:14:07.2Z stderr F initialization failed. See root cause above.\n"
+    )
+    full = report(data, library, None)
+    assert len(full) == 3 and report(data, library, prefilter) == full
