@@ -296,3 +296,10 @@ def test_round_trip_of_random_literals() -> None:
     for _ in range(400):
         value = _random_value(rng, 0)
         assert parse(repr(value)) == value, repr(value)
+
+
+def test_an_octal_escape_past_one_byte_in_bytes_is_refused() -> None:
+    """Found by fuzzing (fuzz/run.py header): `b'\\666'` raised UnicodeEncodeError."""
+    with pytest.raises(ReprError):
+        parse(r"b'\666'")
+    assert parse(r"b'\377'") == b"\xff"

@@ -432,7 +432,10 @@ class _Parser:
             # Escapes are ASCII in the text, so a non-ASCII character there is a literal one: not bytes.
             if not text[start:at].isascii():
                 raise ReprError("non-ASCII character in a bytes literal", start)
-            return body.encode("latin-1"), end
+            try:
+                return body.encode("latin-1"), end
+            except UnicodeEncodeError:  # found by fuzzing: an octal escape past \377 (`b'\666'`)
+                raise ReprError("an escape past one byte in a bytes literal", start) from None
         return body, end
 
     def _escape(self, at: int, is_bytes: bool) -> tuple[str, int]:
