@@ -37,6 +37,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from peak import PeakRss
+
 HERE = Path(__file__).resolve().parent
 GREP = ["grep", "-E", "-c", "Traceback|Error|error"]
 BIN = Path(sys.executable).parent
@@ -66,24 +68,26 @@ def run_timed(
     argv: Sequence[str], stdout: int | object = subprocess.DEVNULL, stdin: object = None
 ) -> tuple[float, int, int]:
     """Wall time, peak RSS (KiB) and exit status of one process."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=stdout, stdin=stdin, stderr=subprocess.DEVNULL)  # type: ignore[arg-type]
-    _, status, usage = os.wait4(proc.pid, 0)
-    elapsed = time.perf_counter() - start
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    return elapsed, usage.ru_maxrss, proc.returncode
+    with PeakRss(argv) as (wrapped, peak):
+        start = time.perf_counter()
+        proc = subprocess.Popen(wrapped, stdout=stdout, stdin=stdin, stderr=subprocess.DEVNULL)  # type: ignore[arg-type]
+        _, status, usage = os.wait4(proc.pid, 0)
+        elapsed = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        return elapsed, peak.kib(usage.ru_maxrss), proc.returncode
 
 
 def run_piped(log: Path, argv: Sequence[str], out: object) -> tuple[float, int]:
     """`cat log | argv > out`: wall time until the reader is done, and the reader's peak RSS."""
-    start = time.perf_counter()
-    cat = subprocess.Popen(["cat", str(log)], stdout=subprocess.PIPE)
-    reader = subprocess.Popen(argv, stdin=cat.stdout, stdout=out, stderr=subprocess.DEVNULL)  # type: ignore[arg-type]
-    assert cat.stdout is not None
-    cat.stdout.close()
-    _, _, usage = os.wait4(reader.pid, 0)
-    cat.wait()
-    return time.perf_counter() - start, usage.ru_maxrss
+    with PeakRss(argv) as (wrapped, peak):
+        start = time.perf_counter()
+        cat = subprocess.Popen(["cat", str(log)], stdout=subprocess.PIPE)
+        reader = subprocess.Popen(wrapped, stdin=cat.stdout, stdout=out, stderr=subprocess.DEVNULL)  # type: ignore[arg-type]
+        assert cat.stdout is not None
+        cat.stdout.close()
+        _, _, usage = os.wait4(reader.pid, 0)
+        cat.wait()
+        return time.perf_counter() - start, peak.kib(usage.ru_maxrss)
 
 
 def into(path: Path, argv: list[str]) -> Callable[[], tuple[float, int]]:

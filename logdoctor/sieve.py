@@ -5,13 +5,15 @@ which a few hundred matter. The sieve runs the prefilter (prefilter.py) over eac
 framer and the Doctor only:
 
 * the lines a trigger fires on;
-* every line of a stream whose open event could continue without saying so (a raw traceback's frames, or a
-  preamble waiting for its traceback): found by the stream's own marker (`pid=81390`, `[rank0]`, or "no
-  process prefix"), so the lines of other processes in between are still skipped;
+* the next line of every stream with an open event (it decides whether the event goes on: a raw
+  traceback's frames, the line after a logged traceback, a preamble's traceback), found by the stream's
+  own marker (`pid=81390)`, `[rank0]`, or "no process prefix"), so the lines of other processes in
+  between are still skipped;
 
 and counts the rest, so line numbers stay exact. The result is the same as feeding every line (the tests
-compare both on every fixture); only where no prefilter can be built (a user pattern that requires no
-literal) or the framing is not plain text (CRI, Docker JSON, whose escaping hides literals) is every line read.
+compare both on every fixture, on generated logs and on hypothesis' torn logs). Every line is read where
+no prefilter can be built (Hyperscan is missing, or a user pattern requires no literal) and in files whose
+first line is CRI or Docker JSON (their escaping hides literals).
 """
 
 from __future__ import annotations
