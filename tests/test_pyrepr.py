@@ -303,3 +303,10 @@ def test_an_octal_escape_past_one_byte_in_bytes_is_refused() -> None:
     with pytest.raises(ReprError):
         parse(r"b'\666'")
     assert parse(r"b'\377'") == b"\xff"
+
+
+def test_a_unicode_escape_past_the_last_code_point_is_refused() -> None:
+    """Found by fuzzing (fuzz/run.py header): `'\\U88888888'` raised OverflowError."""
+    with pytest.raises(ReprError):
+        parse(r"'\U88888888'")
+    assert parse(r"'\U0001F600'") == "\U0001f600"

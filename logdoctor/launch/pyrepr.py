@@ -451,7 +451,7 @@ class _Parser:
             try:
                 code = int(digits, 16)
                 return chr(code), at + 2 + width
-            except ValueError:
+            except (ValueError, OverflowError):  # not hex, or past U+10FFFF (`\U88888888`: found by fuzzing)
                 raise ReprError(f"malformed \\{letter} escape", at) from None
         if "0" <= letter <= "7":
             end = at + 1
