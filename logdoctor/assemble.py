@@ -470,6 +470,17 @@ class Assembler:
         found = [item.event.record for item in self._open.values() if number - item.last_line <= MAX_SILENT_LINES]
         return found + [r for r in self._preambles.values() if number - r.line.number <= MAX_SILENT_LINES]
 
+    def ends_logged_group(self, record: Record) -> list[Event] | None:
+        """For a reader that skips lines (sieve.py), about the next line of a stream with an open event,
+        a line that fired no trigger: if that event is a logged group and the line's header differs, the
+        line ends the group, as feeding it would, and nothing else (it can open nothing). The group is
+        closed here and returned. None when the line must be fed: it may continue the event."""
+        key: StreamKey = (record.line.source, record.line.stream, record.process, record.pid, record.kind)
+        current = self._open.get(key)
+        if current is None or current.header is None or record.header == current.header or key in self._preambles:
+            return None
+        return [self._close(key)]
+
     def _continues(self, current: _Open, record: Record) -> bool:
         if current.header is not None:
             return record.header == current.header

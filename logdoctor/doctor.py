@@ -55,6 +55,12 @@ class Doctor:
         """`count` lines were read past unseen: a sieve (sieve.py) knew they could not matter."""
         self.lines += count
 
+    def end_logged_group(self, line: Line) -> list[Finding] | None:
+        """The sieve's shortcut for a line it would skip: the findings of the logged group this line
+        ends, or None when the line must be fed (see Assembler.ends_logged_group)."""
+        events = self.assembler.ends_logged_group(records.parse(line))
+        return None if events is None else self._diagnose(events)
+
     def tick(self, now: float, hold: frozenset[str] = frozenset()) -> list[Finding]:
         return self._diagnose(self.assembler.tick(now, hold))
 

@@ -118,6 +118,15 @@ class Framer:
         """Count `count` complete lines that the caller read past without framing them (sieve.py)."""
         self._number += count
 
+    def peek(self, raw: bytes) -> Line:
+        """How one complete plain-text line (no newline) would read if fed now, without taking it: the
+        sieve looks at a line it may not need to feed. Only for plain framing, once it is decided."""
+        overflow = len(raw) > MAX_LINE_CHARS
+        text = decode(raw[:MAX_LINE_CHARS] if overflow else raw)
+        out: list[Line] = []
+        self._plain(text[:-1] if text.endswith("\r") else text, overflow, out)
+        return out[0]
+
     @property
     def lines_seen(self) -> int:
         return self._number

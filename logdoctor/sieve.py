@@ -103,7 +103,7 @@ class Sieve:
             while next_candidate < len(candidates) and candidates[next_candidate] < pos:
                 next_candidate += 1
             target = candidates[next_candidate] if next_candidate < len(candidates) else end
-            target = self._next_line_of_open_streams(data, pos, target)
+            target = self._next_line_of_open_streams(data, pos, target, found)
             if target > pos:
                 skipped = data.count(b"\n", pos, target)
                 self.framer.skip(skipped)
@@ -116,16 +116,26 @@ class Sieve:
             pos = newline
         return found
 
-    def _next_line_of_open_streams(self, data: bytes, pos: int, limit: int) -> int:
-        """The start of the first line before `limit` that may belong to a stream with an open event."""
-        streams = self.doctor.assembler.open_streams(self.framer.lines_seen + 1)
-        if not streams:
-            return limit
-        for record in streams:
-            limit = min(limit, _next_line_of(record, data, pos, limit))
-            if limit == pos:
-                break
-        return limit
+    def _next_line_of_open_streams(self, data: bytes, pos: int, limit: int, found: list[Finding]) -> int:
+        """The start of the first line before `limit` that may belong to a stream with an open event.
+
+        A logged group (a traceback at WARNING or above) only waits for the next line of its stream to
+        end it: when that line's header differs, the group is closed here (its findings go to `found`)
+        and the line stays skipped, which saves feeding one line per warning."""
+        while True:
+            streams = self.doctor.assembler.open_streams(self.framer.lines_seen + 1)
+            first, owner = limit, None
+            for record in streams:
+                at = _next_line_of(record, data, pos, first)
+                if at < first:  # the earliest: no open stream has a line before it
+                    first, owner = at, record
+            if owner is None or owner.kind != "vllm":
+                return first
+            stop = data.find(b"\n", first, limit)
+            ended = self.doctor.end_logged_group(self.framer.peek(data[first : stop if stop >= 0 else limit]))
+            if ended is None:
+                return first
+            found += ended
 
 
 @lru_cache(maxsize=256)
