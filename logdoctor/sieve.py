@@ -29,9 +29,10 @@ from logdoctor.prefilter import Prefilter
 from logdoctor.records import Record
 
 # A process prefix exactly as records.py reads one (`(APIServer pid=1) `, Ray's `(pid=1, ip=...) `, torch's
-# `[rank0]: `), kept within the line: a line that only looks like one (`(APIServer pid=1133r)`) has none,
-# so it belongs to the unprefixed stream.
-_PREFIX = rb"\([^()\n]*?\s*pid=\d+(?:,\s*ip=[^)\n]*)?\)|\[rank\d+\]:"
+# `[rank0]: `), kept within the line (no `\s`, which would cross newlines: found by fuzzing): a line that
+# only looks like one (`(APIServer pid=1133r)`, `(APIServer ` cut short) has none, so it belongs to the
+# unprefixed stream.
+_PREFIX = rb"\([^()\n]*?[^\S\n]*pid=\d+(?:,[^\S\n]*ip=[^)\n]*)?\)|\[rank\d+\]:"
 _PREFIXED = re.compile(_PREFIX)
 _UNPREFIXED_AFTER_NEWLINE = re.compile(rb"\n(?!" + _PREFIX + rb")")
 _CARRIAGE_RETURN = re.compile(rb"\r(?!\n)")

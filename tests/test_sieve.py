@@ -233,3 +233,16 @@ def test_container_lines_in_a_plain_file_are_read(library: Library, prefilter: P
     )
     full = report(data, library, None)
     assert len(full) == 3 and report(data, library, prefilter) == full
+
+
+def test_a_prefix_cut_short_does_not_reach_into_later_lines(library: Library, prefilter: Prefilter) -> None:
+    """Found by fuzzing: `(APIServer ` cut at the end of a line, blank lines, then `pid=1) ...`: the
+    prefix pattern crossed the newlines and the unprefixed line looked prefixed to the sieve."""
+    data = (
+        b"pydantic_core._pydantic_core.ValidationError: 1 validation error for VllmConfig\n"
+        b"  Value error, FlashInfer ReplaySSM requires --replayssm-buffer-len <= 16 [type=value_error\n"
+        b"(APIServer pid=7) INFO 11-30 21:50:27 [kernel.py:480] priority\n"
+        b"(APIServer \n\n\n"
+        b"pid=10887) WARNING 11-30 21:50:27 [nixl_utils.py:65] NIXL is not available\n"
+    )
+    assert report(data, library, prefilter) == report(data, library, None)
