@@ -127,3 +127,11 @@ def test_broken_config_file_names_itself(tmp_path: Path) -> None:
 def test_secrets_are_never_written_back() -> None:
     rendered = render_command(parse("vllm serve m --api-key k1 k2 --hf-token hf_abcdefghijklmnopqrstuvwx").config)
     assert rendered == "vllm serve m --api-key '***' --hf-token '***'"
+
+
+def test_a_config_path_with_a_nul_is_a_usage_error() -> None:
+    """Found by hypothesis: `--config` with a NUL in its path raised ValueError from pathlib."""
+    from logdoctor.launch.cmdline import CommandError, parse_command
+
+    with pytest.raises(CommandError):
+        parse_command(["vllm", "serve", "m", "--config", "\x00"])

@@ -30,7 +30,11 @@ from logdoctor.records import parse
 from logdoctor.sieve import Sieve
 from tests.conftest import FIXTURES
 
-SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+# derandomize: the same examples on every run, so CI is deterministic (a new failure shows up when the
+# strategies or the code change, and fuzz/run.py is where inputs are searched for at length).
+SETTINGS = settings(
+    max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 
 
 @lru_cache(maxsize=1)
@@ -199,7 +203,9 @@ def test_the_command_line_parser_never_raises_unexpectedly(tokens: list[str]) ->
         parse_command(tokens)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=25, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(data=st.one_of(st.binary(max_size=20_000), torn_logs()))
 def test_the_pipe_copies_any_bytes_unchanged(library: Library, data: bytes) -> None:
     assert pipe_through(data, library) == data

@@ -187,6 +187,8 @@ def read_config_file(path: Path) -> dict[str, Any]:
         data = yaml.safe_load(path.read_text("utf-8"))
     except OSError as exc:
         raise CommandError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    except (ValueError, UnicodeDecodeError) as exc:  # a NUL in the path (found by hypothesis), not UTF-8
+        raise CommandError(f"{path!r}: cannot read: {exc}") from exc
     except yaml.YAMLError as exc:
         raise CommandError(f"{path}: not valid YAML: {exc}") from exc
     if data is None:
