@@ -36,10 +36,6 @@ class Literals:
     texts: frozenset[str]
     caseless: bool = False
 
-    @property
-    def weakest(self) -> int:
-        return min((len(t) for t in self.texts), default=0)
-
 
 @dataclass(frozen=True, slots=True)
 class _Facts:
