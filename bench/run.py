@@ -64,13 +64,11 @@ class Timing:
         return max(self.rss_kib) / 1024 if self.rss_kib else 0.0
 
 
-def run_timed(
-    argv: Sequence[str], stdout: int | object = subprocess.DEVNULL, stdin: object = None
-) -> tuple[float, int, int]:
+def run_timed(argv: Sequence[str], stdout: int | object = subprocess.DEVNULL) -> tuple[float, int, int]:
     """Wall time, peak RSS (KiB) and exit status of one process."""
     with PeakRss(argv) as (wrapped, peak):
         start = time.perf_counter()
-        proc = subprocess.Popen(wrapped, stdout=stdout, stdin=stdin, stderr=subprocess.DEVNULL)  # type: ignore[arg-type]
+        proc = subprocess.Popen(wrapped, stdout=stdout, stderr=subprocess.DEVNULL)  # type: ignore[arg-type]
         _, status, usage = os.wait4(proc.pid, 0)
         elapsed = time.perf_counter() - start
         proc.returncode = os.waitstatus_to_exitcode(status)
@@ -193,15 +191,13 @@ def live_latency(mode: str, events: int, seed: int) -> list[float]:
             proc = subprocess.Popen([LOGDOCTOR, "watch", "--format", "json", str(log)],
                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
             findings = proc.stdout
-            sink = None
             time.sleep(1.0)  # let it start watching before the file appears
             out = log.open("w")
         else:
             proc = subprocess.Popen([LOGDOCTOR, "--format", "json"], stdin=subprocess.PIPE,
                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
             findings = proc.stderr
-            sink = proc.stdin
-            out = sink  # type: ignore[assignment]
+            out = proc.stdin  # type: ignore[assignment]
         assert findings is not None and out is not None
 
         def read() -> None:

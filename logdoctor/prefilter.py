@@ -155,7 +155,6 @@ class Prefilter:
     """line_starts(buffer, start, end): offsets of the lines in buffer[start:end] a trigger fires on."""
 
     def __init__(self, triggers: list[Trigger]) -> None:
-        self.triggers = triggers
         self._confirm_kind = [t.confirm for t in triggers]
         self._confirmation = _Confirmation([t.source for t in triggers if t.confirm == "message"])
         self._engine = _HyperscanEngine(triggers)

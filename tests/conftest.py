@@ -6,6 +6,7 @@ import pytest
 
 from logdoctor.framing import Line
 from logdoctor.library.matcher import Library
+from logdoctor.library.schema import Pattern
 from logdoctor.records import Record, parse
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -14,6 +15,18 @@ FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 @pytest.fixture(scope="session")
 def library() -> Library:
     return Library.load()
+
+
+def make_pattern(**fields: object) -> Pattern:
+    """A valid pattern for a test: the required fields filled in, `fields` on top."""
+    base: dict[str, object] = {
+        "title": "t",
+        "severity": "error",
+        "explanation": "e",
+        "fix": {"summary": "s", "steps": ["x"]},
+        "source": {"file": "f", "versions": "*", "checked": "c"},
+    }
+    return Pattern.model_validate(base | fields)
 
 
 def records(*texts: str, source: str = "-") -> list[Record]:

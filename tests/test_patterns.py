@@ -9,8 +9,8 @@ import pytest
 from logdoctor.api import diagnose_text
 from logdoctor.library.loader import LibraryError, load_patterns, parse_file
 from logdoctor.library.matcher import Library
-from logdoctor.library.schema import Pattern
 from logdoctor.library.selftest import check_pattern
+from tests.conftest import make_pattern
 
 PATTERNS = load_patterns()
 
@@ -34,17 +34,8 @@ def test_every_pattern_passes_the_library_self_test(library: Library, pattern) -
 
 
 def test_a_collision_is_named(library: Library) -> None:
-    greedy = Pattern.model_validate(
-        {
-            "id": "t.greedy",
-            "title": "t",
-            "severity": "error",
-            "match": "KV cache",
-            "explanation": "e",
-            "fix": {"summary": "s", "steps": ["x"]},
-            "source": {"file": "f", "versions": "*", "checked": "c"},
-            "examples": {"match": ["ValueError: unrelated"], "no_match": ["x"]},
-        }
+    greedy = make_pattern(
+        id="t.greedy", match="KV cache", examples={"match": ["ValueError: unrelated"], "no_match": ["x"]}
     )
     problems = check_pattern(Library([greedy, *library.patterns]), library.by_id["memory.kv-cache-too-small"])
     assert problems and {p.kind for p in problems} == {"collision"} and "t.greedy" in problems[0].detail
@@ -118,19 +109,7 @@ def test_runaway_regex_is_stopped_and_reported_once(tmp_path: Path, capsys: pyte
 
 
 def test_nested_quantifiers_are_warned_about(library: Library) -> None:
-    slow = Pattern.model_validate(
-        {
-            "id": "t.slow",
-            "title": "t",
-            "severity": "error",
-            "where": "line",
-            "match": "(a+)+$",
-            "explanation": "e",
-            "fix": {"summary": "s", "steps": ["x"]},
-            "source": {"file": "f", "versions": "*", "checked": "c"},
-            "examples": {"match": ["aaaa"], "no_match": ["b"]},
-        }
-    )
+    slow = make_pattern(id="t.slow", where="line", match="(a+)+$", examples={"match": ["aaaa"], "no_match": ["b"]})
     problems = check_pattern(Library([slow]), slow)
     # (it requires no literal of three characters either, which the prefilter warning also says)
     assert [(p.kind, p.is_warning) for p in problems] == [("backtracking", True), ("unfilterable", True)]

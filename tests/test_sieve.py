@@ -16,7 +16,7 @@ from logdoctor.library.matcher import Library
 from logdoctor.library.schema import Pattern
 from logdoctor.prefilter import Prefilter, hyperscan_available, triggers_for
 from logdoctor.sieve import Sieve
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, make_pattern
 
 
 def report(data: bytes, library: Library, prefilter: Prefilter | None, chunk: int | None = None) -> list[str]:
@@ -132,13 +132,8 @@ def test_every_line_pattern_example_is_a_candidate(library: Library, prefilter: 
 
 def _vague_pattern() -> Pattern:
     """A user's line pattern that requires no literal: nothing can tell its lines from the others."""
-    return Pattern.model_validate(
-        {
-            "id": "user.vague", "title": "t", "severity": "error", "where": "line", "match": r"\w+ \d+",
-            "explanation": "e", "fix": {"summary": "s", "steps": ["x"]},
-            "source": {"file": "f", "versions": "*", "checked": "c"},
-            "examples": {"match": ["port 80"], "no_match": ["x"]},
-        }
+    return make_pattern(
+        id="user.vague", where="line", match=r"\w+ \d+", examples={"match": ["port 80"], "no_match": ["x"]}
     )
 
 
