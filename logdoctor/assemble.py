@@ -199,6 +199,8 @@ class _TracebackReader:
     # (state, line kind) -> next state. Pairs not listed end the event (in raw streams).
     TRANSITIONS: dict[tuple[str, LineKind], str] = {
         ("intro", "tb_start"): "frames",
+        # An excerpt that starts in the middle of a traceback: its first line is a frame.
+        ("intro", "frame"): "frames",
         ("frames", "frame"): "frames",
         ("frames", "indented"): "frames",  # source lines, 3.11+ carets, "[Previous line repeated ...]"
         ("frames", "blank"): "frames",
@@ -509,7 +511,8 @@ class Assembler:
                 reader.add(record)
                 return None
             return Event("record", record, [record])
-        if kind == "tb_start":
+        if kind in ("tb_start", "frame"):
+            # A frame with no traceback open: an excerpt that starts mid-traceback, read from there.
             event = Event("traceback", record, preamble=preamble)
             reader = _TracebackReader(event, "intro", self.bare_exception)
         else:
@@ -533,4 +536,4 @@ class Assembler:
 def opening_messages(exception_names: Iterable[str] = ()) -> tuple[str, ...]:
     """For a reader that skips lines (sieve.py): a raw line opens an event or waits as a preamble only if
     its message starts like one of these (logger records open one by level: EVENT_LEVELS)."""
-    return (_TB_START.pattern, _PREAMBLE.pattern, bare_exception_regex(exception_names))
+    return (_TB_START.pattern, _FRAME.pattern, _PREAMBLE.pattern, bare_exception_regex(exception_names))

@@ -4,6 +4,7 @@ is the root cause."""
 from __future__ import annotations
 
 import re
+import urllib.parse
 from collections.abc import Iterable
 
 from logdoctor.assemble import Event, RaisedException
@@ -13,6 +14,7 @@ from logdoctor.launch.cmdline import convert, render_command
 from logdoctor.launch.config import Origin
 from logdoctor.launch.tracker import Launch
 from logdoctor.library.matcher import Library, Match
+from logdoctor.library.schema import Pattern
 from logdoctor.model import SEVERITY_ORDER, ErrorInfo, EvidenceLine, Finding, Fix
 from logdoctor.records import Record
 
@@ -22,10 +24,12 @@ MAX_ERROR_MESSAGE = 4000
 
 _PLACEHOLDER = re.compile(r"\{(\w+)(?:\|([^{}]*))?\}")
 _NUMBERS = re.compile(r"0x[0-9a-fA-F]+|\d+")
+# What varies between two reports of one error: numbers, paths, quoted values, punctuation.
+_SEARCH_NOISE = re.compile(r"'[^']*'|\"[^\"]*\"|\S*/\S*|0x[0-9a-fA-F]+|[\d.]+\w*|[^\w\s-]")
 # Frames that show a traceback ended a process, not a request: the script's top level, a
 # multiprocessing child's bootstrap, a thread's run.
 _FATAL_FRAME = re.compile(r"<module>|_bootstrap(?:_inner)?|run_engine_core|worker_main|run_worker")
-ROLE_ORDER = {"cause": 0, "consequence": 1, "wrapper": 2, "benign": 3}
+ROLE_ORDER = {"cause": 0, "consequence": 1, "wrapper": 2, "benign": 3, "request": 4}
 
 
 def render(template: str, captures: dict[str, str]) -> str:
@@ -104,11 +108,18 @@ def _attach_launch_fix(finding: Finding, launch: Launch, library: Library) -> No
 def _diagnose(event: Event, library: Library, launch: int) -> Finding | None:
     if event.exceptions:
         return _diagnose_exceptions(event, library, launch)
-    match = library.match_line(event.record)
+    record = event.record
+    if record.kind == "raw" or record.level in ("ERROR", "CRITICAL"):
+        # Also as an exception's message without its `Type: ` (a pasted last line, a pydantic detail
+        # alone). Not in a WARNING: vLLM warns in an error's own words when an override lets it carry on
+        # (VLLM_ALLOW_LONG_MAX_MODEL_LEN).
+        match = library.match_record(record)
+    else:
+        match = library.match_line(record)
     if match is not None:
-        return _finding(event, match, launch, _event_severity(event, match.pattern.severity))
-    if event.record.level in ("ERROR", "CRITICAL"):
-        severity = "error" if event.record.level == "CRITICAL" else "warning"
+        return _finding(event, match, launch, _event_severity(event, match.pattern))
+    if record.level in ("ERROR", "CRITICAL"):
+        severity = "error" if record.level == "CRITICAL" else "warning"
         return _unrecognized(event, None, launch, severity)
     return None
 
@@ -121,37 +132,49 @@ def _diagnose_exceptions(event: Event, library: Library, launch: int) -> Finding
     A wrapper ("See root cause above") never outranks an exception it could be wrapping.
     """
     found = [(exc, library.match_exception(exc, event)) for exc in event.exceptions]
+    if all(m is None for _, m in found):
+        # No pattern knows the types with these messages: the message is what identifies an error that
+        # another class re-raised (`RuntimeError: ValueError: ...`) or a program printed as `Error: ...`.
+        found = [(exc, library.match_exception(exc, event, any_type=True)) for exc in event.exceptions]
     intro = library.match_line(event.record) if event.logged else None
     cause = next((m for _, m in found if m is not None and m.pattern.role != "wrapper"), None)
     if cause is None and intro is not None and intro.pattern.role == "cause":
         cause = intro
     if cause is not None:
-        return _finding(event, cause, launch, _event_severity(event, cause.pattern.severity))
+        return _finding(event, cause, launch, _event_severity(event, cause.pattern))
     unknown = next((exc for exc, m in found if m is None and exc.type), None)
     fatal_severity = "error" if _is_fatal(event) else "warning"
     if unknown is not None:
         return _unrecognized(event, unknown, launch, fatal_severity)
     fallback = next((m for _, m in found if m is not None), None) or intro
     if fallback is not None:
-        return _finding(event, fallback, launch, _event_severity(event, fallback.pattern.severity))
-    return _unrecognized(event, event.exceptions[0], launch, fatal_severity)
+        return _finding(event, fallback, launch, _event_severity(event, fallback.pattern))
+    cut = event.exceptions[0]
+    if not cut.type and not cut.message:
+        return _cut_traceback(event, cut, launch, fatal_severity)
+    return _unrecognized(event, cut, launch, fatal_severity)
 
 
-def _event_severity(event: Event, severity: str) -> str:
-    # A traceback that vLLM logged as a WARNING is something vLLM recovered from.
-    if event.logged and event.record.level in ("WARNING", "INFO", "DEBUG") and severity == "error":
-        return "warning"
-    return severity
+def _event_severity(event: Event, pattern: Pattern) -> str:
+    """A traceback that vLLM logged as a WARNING is something vLLM recovered from, unless the pattern names
+    that level: some root causes vLLM only warns about and carries on (`Failed to import from vllm._C`)."""
+    level = event.record.level
+    if event.logged and level in ("WARNING", "INFO", "DEBUG") and pattern.severity == "error":
+        return "error" if level in pattern.levels else "warning"
+    return pattern.severity
 
 
 # vLLM logs a failed request's traceback at ERROR from its OpenAI serving modules; the server lives on.
 _REQUEST_HANDLERS = re.compile(r"serving_\w+\.py:\d+")
 
 
+def _logged_by_request_handler(event: Event) -> bool:
+    return event.logged and _REQUEST_HANDLERS.fullmatch(event.record.location or "") is not None
+
+
 def _is_fatal(event: Event) -> bool:
     if event.logged:
-        location = event.record.location or ""
-        return event.record.level in ("ERROR", "CRITICAL") and not _REQUEST_HANDLERS.fullmatch(location)
+        return event.record.level in ("ERROR", "CRITICAL") and not _logged_by_request_handler(event)
     if event.preamble is not None and event.preamble.message.startswith("Process "):
         return True
     if event.kind == "exception":
@@ -198,6 +221,7 @@ def _unrecognized(event: Event, exc: RaisedException | None, launch: int, severi
     return Finding(
         rule=UNRECOGNIZED,
         severity=severity,  # type: ignore[arg-type]
+        role="request" if _logged_by_request_handler(event) else "cause",
         title=f"Unrecognized error: {_shorten(first_line, 120)}",
         primary=False,
         source=event.record.line.source,
@@ -209,7 +233,7 @@ def _unrecognized(event: Event, exc: RaisedException | None, launch: int, severi
         fix=Fix(
             summary="No known fix: read the error above and search vLLM's issues for its message.",
             steps=[
-                "Search https://github.com/vllm-project/vllm/issues for the error message.",
+                f"Search vLLM's issues for it: {issue_search_url(error.message)}",
                 "Rerun with VLLM_LOGGING_LEVEL=DEBUG for more context around the failure.",
                 "If you find the cause, add a pattern for it (`logdoctor explain` shows the format).",
             ],
@@ -217,6 +241,30 @@ def _unrecognized(event: Event, exc: RaisedException | None, launch: int, severi
         evidence=_evidence(event, exc, record),
         truncated=event.truncated,
     )
+
+
+def _cut_traceback(event: Event, cut: RaisedException, launch: int, severity: str) -> Finding:
+    """A traceback whose end is not in the log (an excerpt cut short, a process killed mid-write): no
+    message to explain, so it says where it was going, and it never outranks an error that was seen."""
+    frame = cut.innermost_vllm_frame or (cut.frames[-1] if cut.frames else None)
+    where = f"{frame.file}, line {frame.line}, in {frame.function}" if frame else "an unknown place"
+    finding = _unrecognized(event, cut, launch, severity)
+    finding.role = "consequence"
+    finding.title = _shorten(f"A traceback cut off before its exception line (last frame: {where})", 160)
+    finding.explanation = (
+        "The log holds this traceback's frames but not the line that names the exception (the excerpt "
+        "ends there, or the process was killed while printing it), so the error itself is unknown. "
+        f"Its innermost frame is {where}."
+    )
+    finding.fix.summary = "Find the end of this traceback: the full log, or the output of the process that printed it."
+    return finding
+
+
+def issue_search_url(message: str) -> str:
+    """A GitHub search of vLLM's issues for the message's stable part (numbers, paths and quotes out)."""
+    words = _SEARCH_NOISE.sub(" ", message.splitlines()[0] if message else "").split()
+    query = " ".join(words[:12])
+    return "https://github.com/vllm-project/vllm/issues?q=" + urllib.parse.quote_plus(f"is:issue {query}")
 
 
 def _shorten(text: str, width: int) -> str:
@@ -281,7 +329,8 @@ def rank_key(finding: Finding) -> tuple[int, int, int]:
 
 
 def can_be_primary(finding: Finding) -> bool:
-    return finding.severity != "info" and finding.role != "benign"
+    """A launch's root cause: not harmless, and not one failed request (the server went on serving)."""
+    return finding.severity != "info" and finding.role not in ("benign", "request")
 
 
 def rank(findings: list[Finding]) -> None:

@@ -19,7 +19,7 @@ from logdoctor.diagnose import can_be_primary, dedupe_key, diagnose, error_lines
 from logdoctor.framing import Line
 from logdoctor.launch.tracker import LaunchTracker
 from logdoctor.library.matcher import Library
-from logdoctor.model import EvidenceLine, Finding
+from logdoctor.model import SEVERITY_ORDER, EvidenceLine, Finding
 
 QUIET_SECONDS = 0.5
 MAX_REPEATS_SHOWN = 3  # evidence lines kept from later sightings of an error already reported
@@ -98,9 +98,30 @@ class Doctor:
                 continue
             self._seen[key] = _Sightings(finding, list(finding.evidence))
             self.findings.append(finding)
+            self._link_explanations(finding)
             self._mark_provisional_primary(finding)
             new.append(finding)
         return new
+
+    def _link_explanations(self, finding: Finding) -> None:
+        """A finding whose pattern explains a later error of its launch (library `explains`) becomes the
+        root cause, at that error's severity, and shows the error's line; the error is its consequence."""
+        same_launch = [f for f in self.findings if (f.source, f.launch) == (finding.source, finding.launch)]
+        for earlier, later in [(f, finding) for f in same_launch] + [(finding, f) for f in same_launch]:
+            pattern = self.library.by_id.get(earlier.rule)
+            if pattern is None or later.rule not in pattern.explains or later.lines[0] <= earlier.lines[0]:
+                continue
+            if SEVERITY_ORDER[later.severity] < SEVERITY_ORDER[earlier.severity]:
+                earlier.severity = later.severity
+            earlier.role, later.role = "cause", "consequence"
+            shown = {e.line for e in earlier.evidence}
+            earlier.evidence += [e for e in error_lines(later) if e.line not in shown]
+            earlier.lines = (earlier.lines[0], max(earlier.lines[1], earlier.evidence[-1].line))
+            for key, best in list(self._primary.items()):
+                if best is later:
+                    later.primary = False
+                    del self._primary[key]
+            self._mark_provisional_primary(earlier)
 
     def _internal_error(self, exc: Exception, line: Line) -> None:
         self.internal_errors += 1

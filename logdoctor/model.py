@@ -54,7 +54,7 @@ class Finding(_Model):
     severity: Severity
     title: str
     primary: bool = Field(description="The root cause of its launch (exactly one per launch with findings)")
-    role: Literal["cause", "consequence", "wrapper", "benign"] = "cause"
+    role: Literal["cause", "consequence", "wrapper", "benign", "request"] = "cause"
     source: str = Field(description="Path of the log, or `-` for standard input")
     lines: tuple[int, int] = Field(description="First and last line of the evidence")
     launch: int = Field(description="1-based index of the launch (server start) within the source")

@@ -40,14 +40,11 @@ from typing import TYPE_CHECKING, Any, Literal
 from logdoctor import assemble
 from logdoctor.framing import clean
 from logdoctor.launch import header, tracker
-from logdoctor.library.literals import required_literals
+from logdoctor.library.literals import MIN_LITERAL, required_literals
 
 if TYPE_CHECKING:
     from logdoctor.library.matcher import Library
 
-# Literals shorter than this would make nearly every line a candidate: a pattern that requires nothing
-# longer turns the prefilter off (the scan then reads every line, as it would without one).
-MIN_LITERAL = 3
 
 # The character(s) right before a record or a message on its raw line: the line's start, a progress bar's
 # carriage return, the end of an ANSI sequence (CSI with numeric parameters, two-byte escapes, BEL of an
@@ -70,8 +67,9 @@ _LOGGER_HEADER = re.compile(
     r"(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)(?::\s+| \d\d-\d\d \d\d:\d\d:\d\d[.,\d]* \[?[^\]\s]*:\d+\] )"
 )
 _EVENT_LEVEL_NAMES = (*assemble.EVENT_LEVELS, "WARN")
+_QUIET_LEVEL_NAMES = ("DEBUG", "INFO")
 
-Confirm = Literal["level", "message"]
+Confirm = Literal["level", "message", "alone"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +110,10 @@ def triggers_for(library: Library) -> list[Trigger]:
         searched.append(pattern.match)
     for regex in searched:
         triggers += _literal_triggers(regex, None)
+    # An exception's message can stand alone on a raw line or a WARNING+ record (library.match_message),
+    # not in a DEBUG or INFO record (where a logged prompt quotes errors all day).
+    for pattern in library.message_patterns:
+        triggers += _literal_triggers(pattern.match, "alone")
     return triggers
 
 
@@ -144,6 +146,8 @@ class _Confirmation:
         at = record.end() if record else 0
         if kind == "level":
             return text.startswith(_EVENT_LEVEL_NAMES, at)
+        if kind == "alone":
+            return not text.startswith(_QUIET_LEVEL_NAMES, at) or _LOGGER_HEADER.match(text, at) is None
         if self._starts.match(text, at):
             return True
         # A raw line's message starts after the prefixes; a logger record's after its header too.

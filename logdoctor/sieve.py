@@ -12,8 +12,9 @@ framer and the Doctor only:
 
 and counts the rest, so line numbers stay exact. The result is the same as feeding every line (the tests
 compare both on every fixture, on generated logs and on hypothesis' torn logs). Every line is read where
-no prefilter can be built (Hyperscan is missing, or a user pattern requires no literal) and in files whose
-first line is CRI or Docker JSON (their escaping hides literals).
+no prefilter can be built (Hyperscan is missing, or a user pattern requires no literal), in files whose
+first line is CRI or Docker JSON (their escaping hides literals), and once the framer has found that the
+source's lines are not as vLLM wrote them (an unknown prefix, a terminal's wrapping: framing.py).
 """
 
 from __future__ import annotations
@@ -96,7 +97,7 @@ class Sieve:
             newline = data.find(b"\n", pos) + 1
             found += self._frame(data[pos:newline], now)
             pos = newline
-        if self.prefilter is None or self.framer.framing != "plain":
+        if self.prefilter is None or self.framer.framing != "plain" or self.framer.irregular:
             return found + self._frame(data[pos:end], now)
         candidates = self.prefilter.line_starts(data, pos, end)
         next_candidate = 0
@@ -107,7 +108,8 @@ class Sieve:
             target = self._next_line_of_open_streams(data, pos, target, found)
             if target > pos:
                 skipped = data.count(b"\n", pos, target)
-                self.framer.skip(skipped)
+                for line in self.framer.skip(skipped):
+                    found += self.doctor.feed(line, now)
                 self.doctor.skip(skipped)
                 pos = target
                 if pos >= end:

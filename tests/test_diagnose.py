@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from logdoctor.api import diagnose_lines
+from logdoctor.api import diagnose_lines, diagnose_text
 from logdoctor.doctor import Doctor
 from logdoctor.framing import Line
 from logdoctor.library.matcher import Library
@@ -208,3 +208,40 @@ def test_an_internal_error_skips_one_event_and_is_reported_once(
     findings = diagnose_lines(lines, library)
     assert [f.rule for f in findings] == ["memory.kv-cache-too-small"]
     assert capsys.readouterr().err.count("internal error") == 1
+
+
+def test_a_warning_that_explains_a_later_error_becomes_its_root_cause(library: Library) -> None:
+    log = (
+        "WARNING 02-28 20:57:36 _core_ext.py:180] Failed to import from vllm._core_C with "
+        "ImportError('libtorch_hip.so: cannot open shared object file: No such file or directory')\n"
+        "Traceback (most recent call last):\n"
+        '  File "/v/vllm/_core_ext.py", line 182, in <module>\n'
+        "    ScalarType = torch.classes._core_C.ScalarType\n"
+        "RuntimeError: Tried to instantiate class '_core_C.ScalarType', but it does not exist! Ensure that it "
+        "is registered via torch::class_\n"
+    )
+    warning, error = sorted(diagnose_text(log, library), key=lambda f: f.lines[0])
+    assert (warning.rule, warning.severity, warning.primary) == ("install.vllm-extension-import-warning", "error", True)
+    assert error.role == "consequence" and not error.primary
+    assert warning.lines == (1, 5) and [e.line for e in warning.evidence] == [1, 5]
+
+
+def test_the_same_warning_alone_stays_a_warning(library: Library) -> None:
+    (finding,) = diagnose_text(
+        "WARNING 02-28 20:57:36 _custom_ops.py:14] Failed to import from vllm._C with ImportError('x')\n", library
+    )
+    assert (finding.severity, finding.primary) == ("warning", True)
+
+
+def test_a_failed_request_is_never_a_launchs_root_cause(library: Library) -> None:
+    log = (
+        "(APIServer pid=1) ERROR 11-30 10:00:00 [serving_chat.py:1] Error in preprocessing prompt inputs\n"
+        "(APIServer pid=1) ERROR 11-30 10:00:00 [serving_chat.py:1] Traceback (most recent call last):\n"
+        '(APIServer pid=1) ERROR 11-30 10:00:00 [serving_chat.py:1]   File "/v/vllm/x.py", line 1, in f\n'
+        "(APIServer pid=1) ERROR 11-30 10:00:00 [serving_chat.py:1] ValueError: This model's maximum context "
+        "length is 4096 tokens. However, your request has 5000 input tokens. Please reduce the length of the "
+        "input messages.\n"
+        "(APIServer pid=1) INFO 11-30 10:00:01 [loggers.py:1] Engine 000: Avg prompt throughput: 1.0 tokens/s\n"
+    )
+    findings = diagnose_text(log, library)
+    assert findings and all(f.role == "request" and f.severity == "warning" and not f.primary for f in findings)

@@ -26,6 +26,10 @@ from re import _constants as sre  # type: ignore[attr-defined]
 from re import _parser as sre_parse  # type: ignore[attr-defined]
 from typing import Any
 
+# Literals shorter than this would make nearly every line a candidate: a line pattern that requires nothing
+# longer turns the prefilter off (the scan then reads every line, as it would without one), and an
+# exception pattern that requires nothing longer is not tried on a message standing alone.
+MIN_LITERAL = 3
 MAX_ALTERNATIVES = 64  # cross products of alternations beyond this are cut into separate factors
 SMALL_CLASS = 4  # `[Ee]` and friends are expanded; bigger classes break a literal run
 _GROUP_NAME = re.compile(r"(?<!\\)\(\?P<\w+>")
@@ -48,6 +52,13 @@ class _Facts:
 
 _EMPTY = _Facts(frozenset({""}), None)
 _UNKNOWN = _Facts(None, None)
+
+
+def selective(found: Literals | None, one_line: bool = False) -> bool:
+    """Every alternative is long enough to pick out few lines (and, for `one_line`, fits in one line)."""
+    if found is None or not found.texts or min(len(t) for t in found.texts) < MIN_LITERAL:
+        return False
+    return not one_line or not any("\n" in t for t in found.texts)
 
 
 def required_literals(pattern: str) -> Literals | None:

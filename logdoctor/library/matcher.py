@@ -7,8 +7,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import regex
+
 from logdoctor.assemble import Event, RaisedException
-from logdoctor.library.literals import required_literals
+from logdoctor.library.gate import LiteralGate
+from logdoctor.library.literals import required_literals, selective
 from logdoctor.library.rules import ConstraintSet
 from logdoctor.library.schema import Pattern
 from logdoctor.records import Record
@@ -21,6 +24,10 @@ _UNBUILT = object()
 # Seconds one regex search may take. A pattern that backtracks catastrophically on some line is stopped
 # here and reported once, instead of freezing the pipe.
 MATCH_TIMEOUT = 0.05
+# How far into a line a message standing alone may start, in words: room for `Error:`, a C++ location
+# (`[../gloo/transport/tcp/pair.cc:589]`) or a short prefix nobody learned, not for a sentence that
+# quotes the message.
+MESSAGE_LEAD_WORDS = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,11 +47,21 @@ class Library:
         self.line_patterns = [
             p for p in self.patterns if p.where in ("line", "any") and not p.exception and p.compiled_frames is None
         ]
-        # A line pattern is tried only on messages holding one of the literals its regex requires: a
-        # substring test costs a fraction of a regex search, and most lines hold none.
-        self._line_literals = [(p, required_literals(p.match)) for p in self.line_patterns]
-        self._case_literals = sorted({t for _, f in self._line_literals if f and not f.caseless for t in f.texts})
-        self._caseless_literals = sorted({t for _, f in self._line_literals if f and f.caseless for t in f.texts})
+        # A pattern is tried only on texts holding one of the literals its regex requires (gate.py): a
+        # word lookup costs a fraction of a regex search, and most texts hold none.
+        self._literals = {p.id: required_literals(p.match) for p in self.patterns}
+        self._line_gate = LiteralGate((p.id, self._literals[p.id]) for p in self.line_patterns)
+        self._exception_gate = LiteralGate((p.id, self._literals[p.id]) for p in self._exception_patterns)
+        # A message met without its exception line (a pasted last line, a pydantic detail alone) is tried
+        # against the exception patterns that need no traceback to decide.
+        # Only patterns whose regex requires a selective literal: one that relies on its exception type
+        # alone (`(?P<msg>.+)`) would claim any line, and one that needs a newline cannot match one line.
+        self.message_patterns = [
+            p
+            for p in self._exception_patterns
+            if p.alone and p.compiled_frames is None and selective(self._literals[p.id], one_line=True)
+        ]
+        self._message_ids = frozenset(p.id for p in self.message_patterns)
         self.exception_names = sorted({name.rsplit(".", 1)[-1] for p in self.patterns for name in p.exception})
         self.timed_out: set[str] = set()
         self._prefilter: object = _UNBUILT
@@ -67,9 +84,9 @@ class Library:
 
         return cls(load_patterns(extra_dirs), load_constraint_sets(extra_dirs))
 
-    def _search(self, pattern: Pattern, text: str) -> dict[str, str] | None:
+    def _search(self, pattern: Pattern, text: str) -> regex.Match[str] | None:
         try:
-            found = pattern.compiled.search(text, timeout=MATCH_TIMEOUT)  # type: ignore[attr-defined]
+            return pattern.compiled.search(text, timeout=MATCH_TIMEOUT)  # type: ignore[attr-defined]
         except TimeoutError:
             if pattern.id not in self.timed_out:
                 self.timed_out.add(pattern.id)
@@ -79,38 +96,98 @@ class Library:
                     file=sys.stderr,
                 )
             return None
-        if found is None:
-            return None
-        return {k: v for k, v in found.groupdict().items() if v is not None}
 
-    def match_exception(self, exc: RaisedException, event: Event) -> Match | None:
+    def match_exception(self, exc: RaisedException, event: Event, any_type: bool = False) -> Match | None:
+        """The first pattern that explains this exception. `any_type`: ignore the patterns' exception
+        types (the message is what identifies an error that another class re-raised or printed)."""
         names = exc.type_names
-        text = exc.message
+        texts = _unwrapped(exc.message)
+        if any_type and exc.type:
+            texts.append(f"{exc.type}: {exc.message}")  # `Error: ...` read as a type was part of the message
+        # Every pattern is tried on every reading of the message before the next pattern: a generic
+        # pattern that matches a wrapped message's first line must not win over the specific one that
+        # matches it unwrapped.
+        candidates = set().union(*(self._exception_gate.candidates(text) for text in texts))
         for pattern in self._exception_patterns:
-            if pattern.exception and names.isdisjoint(pattern.exception):
+            if pattern.id not in candidates:
+                continue
+            wrong_type = pattern.exception and names.isdisjoint(pattern.exception)
+            if wrong_type and not self._claims_any_type(pattern, any_type):
                 continue
             if pattern.compiled_frames is not None and not _frames_match(pattern, exc):
                 continue
-            captures = self._search(pattern, text)
-            if captures is not None:
-                return Match(pattern, captures, exc, exc.record or event.record)
+            for text in texts:
+                found = self._search(pattern, text)
+                if found is not None:
+                    return Match(pattern, _captures(found), exc, exc.record or event.record)
         return None
+
+    def _claims_any_type(self, pattern: Pattern, any_type: bool) -> bool:
+        """May this pattern claim its message under another exception type? Only when asked, and only a
+        pattern whose text alone picks out its error (one that relies on its type, `(?P<msg>.+)`, may not)."""
+        return any_type and pattern.alone and selective(self._literals[pattern.id])
+
+    def match_record(self, record: Record) -> Match | None:
+        """A raw line or an ERROR record outside any traceback: the first pattern, in library order, that
+        matches it as a log line, or as an exception's message standing alone in it (a user pasted the
+        last line without its type, a pydantic `Value error, ...` detail alone, a program logged it). A
+        message standing alone must start near the line's start: the line *is* the message, it does not
+        quote it."""
+        message = record.message
+        as_line = self._line_gate.candidates(message)  # line patterns only: the gate holds no others
+        as_message = self._exception_gate.candidates(message) & self._message_ids
+        if not as_line and not as_message:
+            return None
+        # Library order decides between the two readings, as it does between patterns (a specific cuBLAS
+        # status before the generic `CUDA error: ...` line).
+        line_match = self.match_line(record) if as_line else None
+        for pattern in self.message_patterns:
+            if line_match is not None and pattern.order > line_match.pattern.order:
+                break
+            if pattern.id not in as_message:
+                continue
+            found = self._search(pattern, message)
+            if found is not None and len(message[: found.start()].split()) <= MESSAGE_LEAD_WORDS:
+                exc = RaisedException(_pydantic_type(message), message, record, records=[record])
+                return Match(pattern, _captures(found), exc, record)
+        return line_match
 
     def match_line(self, record: Record) -> Match | None:
         message = record.message
-        present = {t for t in self._case_literals if t in message}
-        if self._caseless_literals:
-            lowered = message.lower()
-            present.update(t for t in self._caseless_literals if t in lowered)
-        for pattern, literals in self._line_literals:
+        candidates = self._line_gate.candidates(message)
+        if not candidates:
+            return None
+        for pattern in self.line_patterns:
+            if pattern.id not in candidates:
+                continue
             if pattern.levels and record.level not in pattern.levels:
                 continue
-            if literals is not None and present.isdisjoint(literals.texts):
-                continue
-            captures = self._search(pattern, message)
-            if captures is not None:
-                return Match(pattern, captures, None, record)
+            found = self._search(pattern, message)
+            if found is not None:
+                return Match(pattern, _captures(found), None, record)
         return None
+
+
+def _captures(found: regex.Match[str]) -> dict[str, str]:
+    return {k: v for k, v in found.groupdict().items() if v is not None}
+
+
+def _unwrapped(message: str) -> list[str]:
+    """The message, then (if it has several lines) the same joined as a terminal's hard wrap would have
+    cut it (no separator), then as a flattened paragraph (a space)."""
+    if "\n" not in message:
+        return [message]
+    lines = message.split("\n")
+    return [message, "".join(lines), " ".join(line.strip() for line in lines)]
+
+
+def _pydantic_type(text: str) -> str:
+    stripped = text.lstrip()
+    if stripped.startswith("Value error, "):
+        return "ValueError"
+    if stripped.startswith("Assertion failed, "):
+        return "AssertionError"
+    return ""
 
 
 def _frames_match(pattern: Pattern, exc: RaisedException) -> bool:

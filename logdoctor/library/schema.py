@@ -48,7 +48,7 @@ class Pattern(_Strict):
     id: str
     title: str
     severity: Severity
-    role: Literal["cause", "consequence", "wrapper", "benign"] = "cause"
+    role: Literal["cause", "consequence", "wrapper", "benign", "request"] = "cause"
     priority: int = 0
     where: Literal["exception", "line", "any"] = "exception"
     exception: list[str] = Field(default_factory=list)
@@ -57,6 +57,14 @@ class Pattern(_Strict):
     # Optional: the traceback must pass through a frame whose function or file matches (e.g. the phase
     # of a CUDA out-of-memory error: model loading, profiling, CUDA graph capture).
     frames: str | None = None
+    # False when the message alone does not identify the error, its exception type does (a generic
+    # `401 Client Error` is a GatedRepoError's only when the type says so): the pattern is then never
+    # tried on a message without its type, nor on another type with the same message.
+    alone: bool = True
+    # Rule ids of later errors in the same launch that this finding explains (a warning vLLM logged and
+    # carried on from, and the error it led to): with one of them present this becomes the root cause at
+    # that error's severity, and the error its consequence.
+    explains: list[str] = Field(default_factory=list)
     explanation: str
     docs: str | None = None
     fix: PatternFix
@@ -95,4 +103,6 @@ class Pattern(_Strict):
             raise ValueError("`levels` applies to log lines; use where = 'line' or 'any'")
         if self.role == "benign" and self.severity != "info":
             raise ValueError("a benign pattern must have severity 'info'")
+        if self.role == "request" and self.severity == "error":
+            raise ValueError("a request pattern (one failed request; the server lives on) is a warning, not an error")
         return self

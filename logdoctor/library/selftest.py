@@ -11,10 +11,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from logdoctor.library.literals import required_literals
+from logdoctor.library.literals import MIN_LITERAL, required_literals
 from logdoctor.library.matcher import Library
 from logdoctor.library.schema import Pattern
-from logdoctor.prefilter import MIN_LITERAL
 
 # Nested quantifiers such as (a+)+ or (\w+\s?)* backtrack catastrophically on some inputs.
 _NESTED_QUANTIFIER = re.compile(r"\((?:[^()\\]|\\.)*[+*](?:[^()\\]|\\.)*\)[+*{]")

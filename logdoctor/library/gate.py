@@ -1,0 +1,68 @@
+"""Which of many regexes can match a text, decided by their required literals in one cheap pass.
+
+Trying hundreds of patterns on every line would cost milliseconds a line. Each pattern requires one of a
+few literal strings (library/literals.py); a text that holds none of them cannot match, so only the
+patterns whose literals are present are tried. Testing every literal with `in` would itself cost a
+hundred microseconds; instead each literal is filed under one word it contains whole (a word with
+non-word characters on both sides inside the literal, so any text holding the literal holds that word
+as a token too), the text's words are looked up, and only those literals are tested. Literals without
+such a word (`NCCL`, `OOM`) are tested directly. Nothing that could match is missed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Hashable, Iterable
+from typing import Generic, TypeVar
+
+from logdoctor.library.literals import Literals
+
+K = TypeVar("K", bound=Hashable)
+_WORD = re.compile(r"\w+")
+
+
+def _inner_word(text: str) -> str | None:
+    """The longest word of `text` bounded by non-word characters inside it (or the text's ends when
+    those are non-word characters), or None."""
+    words = [(m.start(), m.end(), m[0]) for m in _WORD.finditer(text)]
+    whole = [w for s, e, w in words if (s > 0 or not text[:1].isalnum() and text[:1] != "_")
+             and (e < len(text) or not (text[-1:].isalnum() or text[-1:] == "_"))]
+    return max(whole, key=len) if whole else None
+
+
+class LiteralGate(Generic[K]):
+    """candidates(text) -> the keys whose required literals occur in text (keys without any: always)."""
+
+    def __init__(self, items: Iterable[tuple[K, Literals | None]]) -> None:
+        self.always: list[K] = []
+        self._by_word: dict[str, list[tuple[K, str]]] = {}
+        self._by_word_caseless: dict[str, list[tuple[K, str]]] = {}
+        self._direct: list[tuple[K, str, bool]] = []
+        for key, literals in items:
+            if literals is None or not literals.texts:
+                self.always.append(key)
+                continue
+            for text in literals.texts:
+                folded = text.lower() if literals.caseless else text
+                word = _inner_word(folded)
+                if word is None:
+                    self._direct.append((key, folded, literals.caseless))
+                elif literals.caseless:
+                    self._by_word_caseless.setdefault(word, []).append((key, folded))
+                else:
+                    self._by_word.setdefault(word, []).append((key, folded))
+
+    def candidates(self, text: str) -> set[K]:
+        found: set[K] = set(self.always)
+        words = set(_WORD.findall(text))
+        for word in words & self._by_word.keys():
+            found.update(key for key, literal in self._by_word[word] if literal in text)
+        lowered: str | None = None
+        if self._by_word_caseless or any(caseless for _, _, caseless in self._direct):
+            lowered = text.lower()
+            for word in set(_WORD.findall(lowered)) & self._by_word_caseless.keys():
+                found.update(key for key, literal in self._by_word_caseless[word] if literal in lowered)
+        for key, literal, caseless in self._direct:
+            if key not in found and literal in (lowered if caseless and lowered is not None else text):
+                found.add(key)
+        return found
