@@ -1,0 +1,288 @@
+"""The packaged index of vLLM's error surface and the matcher over it (see logdoctor/surface/__init__.py)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import regex
+
+from logdoctor.surface import template as tpl
+from logdoctor.versions import parse_version
+
+DATA_FILE = "vllm-surface.json.gz"
+FORMAT = 1
+MATCH_TIMEOUT = 0.05  # seconds per regex search, as for patterns
+# Below this many fixed characters a template matches only a whole message (from its start or after a
+# prefix's `:`/`]`, to its end): "{x} is not supported" must not fire inside an unrelated sentence.
+STRONG_LITERAL = 30
+KEYS_PER_ENTRY = 3  # the rarest bigrams an entry is indexed and pre-checked by
+_VALUE_LIKE = re.compile(r"[\d_/.:'\"\[\](){}=<>A-Z-]")  # what a value (number, name, path, repr) has and prose lacks
+
+
+@dataclass(frozen=True, slots=True)
+class SurfaceEntry:
+    """One message vLLM can raise or log, merged over the releases that contain it."""
+
+    id: str
+    kind: str  # raise | assert | log | argparse | exit
+    exception: str | None  # exception class; the log level for kind "log"
+    template: str  # str.format syntax: `{name}` is a run-time value
+    file: str
+    function: str
+    line: int
+    condition: str | None  # the guarding `if` tests in its function, outermost first
+    flags: tuple[str, ...]  # `vllm serve` flags the condition and message read
+    env_vars: tuple[str, ...]
+    versions: tuple[str, ...]  # the indexed releases that contain it
+    area: str
+    startup: bool  # raised while the server starts (False: while it serves requests)
+    variants: tuple[str, ...]  # ids of the same message's wordings in other releases
+
+
+@dataclass(frozen=True, slots=True)
+class SurfaceHit:
+    entry: SurfaceEntry
+    values: dict[str, str]  # slot name -> the text it matched
+    score: float  # share of the matched text that is the template's fixed text (0..1]
+
+
+@dataclass(frozen=True, slots=True)
+class _Compiled:
+    pieces: tuple[tpl.Piece, ...]
+    literal: int
+    keys: tuple[str, ...]
+    anchored: bool  # a weak template: must cover the message to its end
+
+
+class SurfaceIndex:
+    """Lookups of vLLM messages: an inverted index of rare literal bigrams finds the few entries a text
+    could be, a compiled regex of each template confirms one."""
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        if data.get("format") != FORMAT:
+            raise ValueError(f"surface index format {data.get('format')!r}, expected {FORMAT}")
+        self.versions: tuple[str, ...] = tuple(data["versions"])
+        self._flags = {v: frozenset(f) for v, f in data["flags"].items()}
+        self._anchors = [tuple(raw.get("an", ())) for raw in data["entries"]]
+        self._entries = [self._entry(raw) for raw in data["entries"]]
+        self._by_id = {e.id: i for i, e in enumerate(self._entries)}
+        self._compiled: list[_Compiled] = []
+        self._postings: dict[str, list[int]] = {}
+        self._regexes: dict[int, regex.Pattern[str]] = {}
+        self._build_keys()
+
+    # -- loading -----------------------------------------------------------------------------------
+
+    @classmethod
+    def load(cls, path: str | Path | None = None) -> SurfaceIndex:
+        """The index at `path`, or the one shipped in the package."""
+        if path is None:
+            raw = resources.files("logdoctor.surface").joinpath(DATA_FILE).read_bytes()
+        else:
+            raw = Path(path).read_bytes()
+        return cls(json.loads(gzip.decompress(raw)))
+
+    def _entry(self, raw: dict[str, Any]) -> SurfaceEntry:
+        return SurfaceEntry(
+            id=raw["i"], kind=raw["k"], exception=raw.get("x"), template=raw["t"], file=raw["f"],
+            function=raw["fn"], line=raw["l"], condition=raw.get("c"), flags=tuple(raw.get("g", ())),
+            env_vars=tuple(raw.get("n", ())), versions=self._expand(raw["v"]), area=raw["a"],
+            startup=bool(raw["s"]), variants=tuple(raw.get("r", ())),
+        )
+
+    def _expand(self, spec: str) -> tuple[str, ...]:
+        """"3-5,9" -> the releases at those indices."""
+        out: list[str] = []
+        for run in spec.split(","):
+            start, _, end = run.partition("-")
+            out += self.versions[int(start): int(end or start) + 1]
+        return tuple(out)
+
+    def _build_keys(self) -> None:
+        """Pick each entry's rarest bigrams (words when it has no bigram) and post it under the rarest."""
+        parsed = [tpl.parse(e.template) for e in self._entries]
+        grams = [tpl.template_keys(p) for p in parsed]
+        frequency: dict[str, int] = {}
+        for bigrams, unigrams in grams:
+            for key in set(bigrams) | set(unigrams):
+                frequency[key] = frequency.get(key, 0) + 1
+        for index, (pieces, (bigrams, unigrams)) in enumerate(zip(parsed, grams, strict=True)):
+            pool = sorted(set(bigrams) or {u for u in unigrams if len(u) >= 4} or set(unigrams),
+                          key=lambda k: (frequency[k], k))
+            keys = tuple(pool[:KEYS_PER_ENTRY])
+            literal = tpl.literal_chars(pieces)
+            self._compiled.append(_Compiled(pieces, literal, keys, literal < STRONG_LITERAL))
+            if keys:
+                self._postings.setdefault(keys[0], []).append(index)
+
+    # -- lookups -----------------------------------------------------------------------------------
+
+    def entries(self) -> Sequence[SurfaceEntry]:
+        return tuple(self._entries)
+
+    def entry(self, id: str) -> SurfaceEntry | None:
+        index = self._by_id.get(id)
+        return self._entries[index] if index is not None else None
+
+    def candidates_present(self, text: str) -> bool:
+        """Could `text` hold an indexed message? (it holds the rarest key of at least one entry)"""
+        message = tpl.prepare(text)
+        return any(key in self._postings for key in self._grams(message))
+
+    def lookup(self, message: str, exc_type: str | None = None, version: str | None = None) -> SurfaceHit | None:
+        """The entry `message` renders, with the values it filled in; None for text vLLM does not emit.
+
+        `message` may be an exception message, `Type: message`, a pydantic error detail, or a whole log
+        line with an unknown prefix. Best is the entry whose fixed text covers most, then the one whose
+        exception class (or log level) is `exc_type`, then one that exists in `version`, then the one
+        with fewer values matched as empty."""
+        found = self.hits(message, exc_type, version)
+        return found[0] if found else None
+
+    def hits(self, message: str, exc_type: str | None = None, version: str | None = None) -> list[SurfaceHit]:
+        """Every entry `message` renders, best first (see `lookup`): the same text can be several entries,
+        say a release's raise and another release's warning, or two wordings that both match."""
+        prepared = tpl.prepare(message)
+        wanted = prepared.pydantic or (_last_part(exc_type) if exc_type else None)
+        release = self._release_at(version) if version else None
+        ranked: list[tuple[tuple[int, int, int, int], str, SurfaceHit]] = []
+        for index in sorted(set(self._candidates(self._grams(prepared)))):
+            hit = self._confirm(index, prepared)
+            if hit is None:
+                continue
+            entry = hit.entry
+            agrees = int(wanted is not None and entry.exception is not None and _last_part(entry.exception) == wanted)
+            present = int(release is not None and release in entry.versions)
+            empty = sum(1 for v in hit.values.values() if not v)  # "Tool call {id} has" matching "Tool call has"
+            ranked.append(((-self._compiled[index].literal, -agrees, -present, empty), entry.id, hit))
+        ranked.sort(key=lambda item: (item[0], item[1]))
+        return [hit for _, _, hit in ranked]
+
+    def literal_chars(self, entry: SurfaceEntry) -> int:
+        """How many fixed, non-space characters the entry's template has (what a hit covers)."""
+        return self._compiled[self._by_id[entry.id]].literal
+
+    def _grams(self, message: tpl.Message) -> set[str]:
+        grams = tpl.ngrams(tpl.words(message.joined))
+        if message.spaced != message.joined:
+            grams |= tpl.ngrams(tpl.words(message.spaced))
+        return grams
+
+    def _candidates(self, grams: set[str]) -> list[int]:
+        found: list[int] = []
+        for key in grams:
+            for index in self._postings.get(key, ()):
+                if all(k in grams for k in self._compiled[index].keys):
+                    found.append(index)
+        return found
+
+    def _regex(self, index: int) -> regex.Pattern[str]:
+        pattern = self._regexes.get(index)
+        if pattern is None:
+            compiled = self._compiled[index]
+            pattern = self._regexes[index] = tpl.compile_template(compiled.pieces, whole=compiled.anchored)
+        return pattern
+
+    def _confirm(self, index: int, message: tpl.Message) -> SurfaceHit | None:
+        compiled = self._compiled[index]
+        texts = (message.joined,) if message.spaced == message.joined else (message.joined, message.spaced)
+        for text in texts:
+            try:
+                for match in self._regex(index).finditer(text, timeout=MATCH_TIMEOUT):
+                    if _fits(match, compiled):
+                        span = max(1, len(match.group(0).replace(" ", "")))
+                        values = {k: v for k, v in match.groupdict().items() if v is not None}
+                        return SurfaceHit(self._entries[index], values, min(1.0, compiled.literal / span))
+            except TimeoutError:
+                continue
+        return None
+
+    # -- versions and history ----------------------------------------------------------------------
+
+    def _release_at(self, version: str) -> str | None:
+        """The nearest indexed release at or below `version` (the oldest when it is older than all)."""
+        wanted = parse_version(version)
+        if wanted is None:
+            return None
+        older = [v for v in self.versions if (parse_version(v) or ()) <= wanted]
+        return older[-1] if older else self.versions[0]
+
+    def flags(self, version: str) -> frozenset[str]:
+        """The visible `vllm serve` option strings of the nearest indexed release at or below `version`."""
+        release = self._release_at(version)
+        return self._flags.get(release, frozenset()) if release else frozenset()
+
+    def history(self, entry: SurfaceEntry) -> str:
+        """`in 0.9.2-0.33.0; reworded in 0.12 (was: "...")`, `...; removed in 0.20: upgrading avoids it`."""
+        order = {v: i for i, v in enumerate(self.versions)}
+        mine = sorted(order[v] for v in entry.versions)
+        parts = [f"in {self._runs(mine)}"]
+        earlier_variant = later_variant = False
+        for other in (self.entry(i) for i in entry.variants):
+            if other is None:
+                continue
+            theirs = sorted(order[v] for v in other.versions)
+            if theirs[-1] < mine[0]:
+                earlier_variant = True
+                was = _difference(other.template, entry.template)
+                parts.append(f'reworded in {_minor(self.versions[mine[0]])} (was: "{was}")')
+            elif theirs[0] > mine[-1]:
+                later_variant = True
+                now = _difference(other.template, entry.template)
+                parts.append(f'reworded in {_minor(self.versions[theirs[0]])} (now: "{now}")')
+        if mine[0] > 0 and not earlier_variant:
+            parts.append(f"added in {_minor(self.versions[mine[0]])}")
+        if mine[-1] < len(self.versions) - 1 and not later_variant:
+            parts.append(f"removed in {_minor(self.versions[mine[-1] + 1])}: upgrading avoids it")
+        return "; ".join(parts)
+
+    def _runs(self, indices: list[int]) -> str:
+        runs: list[tuple[int, int]] = []
+        for i in indices:
+            if runs and i == runs[-1][1] + 1:
+                runs[-1] = (runs[-1][0], i)
+            else:
+                runs.append((i, i))
+        return ", ".join(self.versions[a] if a == b else f"{self.versions[a]}-{self.versions[b]}" for a, b in runs)
+
+    def anchors(self) -> list[str]:
+        """Literal fragments for a multi-literal prefilter: each entry's one or two longest fixed pieces
+        (12 characters or more where it has them), which every rendering of it contains."""
+        return sorted({a for group in self._anchors for a in group})
+
+
+def _fits(match: regex.Match[str], compiled: _Compiled) -> bool:
+    """A weak template's values must look like values, not prose: "Failed to load {x}" is not "Failed
+    to load the model". (Where a match may start and end is in the regex itself.)"""
+    if not compiled.anchored:
+        return True
+    return not any(" " in v and not _VALUE_LIKE.search(v) for v in match.groupdict().values() if v)
+
+
+def _last_part(name: str) -> str:
+    return name.rsplit(".", 1)[-1]
+
+
+def _minor(version: str) -> str:
+    return ".".join(version.split(".")[:2])
+
+
+def _difference(text: str, other: str, limit: int = 120) -> str:
+    """`text` shown from a little before where it stops agreeing with `other`, so a rewording late in a
+    long message is visible in the history line."""
+    common = 0
+    for a, b in zip(text, other, strict=False):
+        if a != b:
+            break
+        common += 1
+    start = max(0, common - 30)
+    start = text.rfind(" ", 0, start) + 1 if start else 0
+    shown = ("…" if start else "") + text[start:]
+    return shown if len(shown) <= limit else shown[: limit - 1] + "…"
