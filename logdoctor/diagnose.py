@@ -13,10 +13,12 @@ from logdoctor.launch.argspec import load_spec
 from logdoctor.launch.cmdline import convert, render_command
 from logdoctor.launch.config import Origin
 from logdoctor.launch.tracker import Launch
+from logdoctor.library import qualified
 from logdoctor.library.matcher import Library, Match
 from logdoctor.library.schema import Pattern
 from logdoctor.model import SEVERITY_ORDER, ErrorInfo, EvidenceLine, Finding, Fix
 from logdoctor.records import Record
+from logdoctor.surface import SurfaceHit
 
 UNRECOGNIZED = "unrecognized"
 MAX_EVIDENCE_LINES = 40
@@ -24,6 +26,7 @@ MAX_ERROR_MESSAGE = 4000
 
 _PLACEHOLDER = re.compile(r"\{(\w+)(?:\|([^{}]*))?\}")
 _NUMBERS = re.compile(r"0x[0-9a-fA-F]+|\d+")
+_TEMPLATE_FIELD = re.compile(r"\{[^{}]*\}")
 # What varies between two reports of one error: numbers, paths, quoted values, punctuation.
 _SEARCH_NOISE = re.compile(r"'[^']*'|\"[^\"]*\"|\S*/\S*|0x[0-9a-fA-F]+|[\d.]+\w*|[^\w\s-]")
 # Frames that show a traceback ended a process, not a request: the script's top level, a
@@ -46,7 +49,7 @@ def render(template: str, captures: dict[str, str]) -> str:
 
 def diagnose(event: Event, library: Library, launch: Launch) -> Finding | None:
     """The finding an event amounts to, or None when it is not an error and no pattern knows it."""
-    finding = _diagnose(event, library, launch.index)
+    finding = _diagnose(event, library, launch.index, launch.version)
     if finding is not None and finding.rule != UNRECOGNIZED and finding.severity != "info":
         attach_launch_fix(finding, launch, library)
     if finding is not None and launch.stopping_at(event.first_line) and finding.severity != "info":
@@ -105,9 +108,9 @@ def _attach_launch_fix(finding: Finding, launch: Launch, library: Library) -> No
     finding.fix.command = render_command(config, version)
 
 
-def _diagnose(event: Event, library: Library, launch: int) -> Finding | None:
+def _diagnose(event: Event, library: Library, launch: int, version: str | None = None) -> Finding | None:
     if event.exceptions:
-        return _diagnose_exceptions(event, library, launch)
+        return _diagnose_exceptions(event, library, launch, version)
     record = event.record
     if record.kind == "raw" or record.level in ("ERROR", "CRITICAL"):
         # Also as an exception's message without its `Type: ` (a pasted last line, a pydantic detail
@@ -117,14 +120,20 @@ def _diagnose(event: Event, library: Library, launch: int) -> Finding | None:
     else:
         match = library.match_line(record)
     if match is not None:
-        return _finding(event, match, launch, _event_severity(event, match.pattern))
-    if record.level in ("ERROR", "CRITICAL"):
+        return _finding(event, match, launch, _event_severity(event, match.pattern), version)
+    if record.level in ("ERROR", "CRITICAL") or record.kind == "raw":
         severity = "error" if record.level == "CRITICAL" else "warning"
-        return _unrecognized(event, None, launch, severity)
+        hit = _surface_hit(library, record.message, None, version, standing_alone=record.kind == "raw")
+        if hit is not None:
+            # A message vLLM raises is an error wherever it stands; one it logs keeps the record's level.
+            raised = "error" if hit.entry.kind != "log" else severity
+            return _surface_finding(event, None, record, hit, library, launch, raised)
+        if record.level is not None:
+            return _unrecognized(event, None, launch, severity)
     return None
 
 
-def _diagnose_exceptions(event: Event, library: Library, launch: int) -> Finding:
+def _diagnose_exceptions(event: Event, library: Library, launch: int, version: str | None = None) -> Finding:
     """Which exception of the event is its error, and which pattern explains it.
 
     Chained exceptions print the original first, and the original is the root cause, unless only a
@@ -141,14 +150,20 @@ def _diagnose_exceptions(event: Event, library: Library, launch: int) -> Finding
     if cause is None and intro is not None and intro.pattern.role == "cause":
         cause = intro
     if cause is not None:
-        return _finding(event, cause, launch, _event_severity(event, cause.pattern))
+        return _finding(event, cause, launch, _event_severity(event, cause.pattern), version)
     unknown = next((exc for exc, m in found if m is None and exc.type), None)
     fatal_severity = "error" if _is_fatal(event) else "warning"
     if unknown is not None:
+        # vLLM raised it, and no pattern knows it: the index of vLLM's error surface says where and why.
+        for exc in event.exceptions:
+            hit = _surface_hit(library, exc.message, exc.type, version) if exc.type else None
+            if hit is not None:
+                record = exc.record or event.record
+                return _surface_finding(event, exc, record, hit, library, launch, fatal_severity)
         return _unrecognized(event, unknown, launch, fatal_severity)
     fallback = next((m for _, m in found if m is not None), None) or intro
     if fallback is not None:
-        return _finding(event, fallback, launch, _event_severity(event, fallback.pattern))
+        return _finding(event, fallback, launch, _event_severity(event, fallback.pattern), version)
     cut = event.exceptions[0]
     if not cut.type and not cut.message:
         return _cut_traceback(event, cut, launch, fatal_severity)
@@ -182,10 +197,11 @@ def _is_fatal(event: Event) -> bool:
     return any(_FATAL_FRAME.fullmatch(f.function) for e in event.exceptions for f in e.frames[:3])
 
 
-def _finding(event: Event, match: Match, launch: int, severity: str) -> Finding:
+def _finding(event: Event, match: Match, launch: int, severity: str, version: str | None = None) -> Finding:
     pattern = match.pattern
     captures = match.captures
     fix = pattern.fix
+    steps = [qualified.for_person(s, version) for s in fix.steps if qualified.applies(s, version)]
     exc = match.exception
     return Finding(
         rule=pattern.id,
@@ -199,7 +215,7 @@ def _finding(event: Event, match: Match, launch: int, severity: str) -> Finding:
         process=_process(event, match.record),
         error=_error_info(exc, match.record),
         explanation=render(pattern.explanation.strip(), captures),
-        fix=Fix(summary=render(fix.summary, captures), steps=[render(s, captures) for s in fix.steps]),
+        fix=Fix(summary=render(fix.summary, captures), steps=[render(s, captures) for s in steps]),
         evidence=_evidence(event, exc, match.record),
         captures=captures,
         docs=pattern.docs,
@@ -239,6 +255,100 @@ def _unrecognized(event: Event, exc: RaisedException | None, launch: int, severi
             ],
         ),
         evidence=_evidence(event, exc, record),
+        truncated=event.truncated,
+    )
+
+
+# Index entries that are an error when they appear on a line of their own (a warning never is: vLLM warns
+# and carries on, and a healthy start prints a dozen warnings).
+_SURFACE_ERROR_KINDS = frozenset({"raise", "assert", "argparse", "exit"})
+_SURFACE_ERROR_LEVELS = frozenset({"ERROR", "CRITICAL", "EXCEPTION", "FATAL"})
+
+
+def _surface_hit(
+    library: Library, message: str, type_name: str | None, version: str | None, standing_alone: bool = False
+) -> SurfaceHit | None:
+    surface = library.surface()
+    if surface is None or not message.strip() or not surface.candidates_present(message):
+        return None
+    hit = surface.lookup(message, type_name, version)
+    if hit is None:
+        return None
+    entry = hit.entry
+    if entry.kind == "log" and (entry.exception or "").upper() not in _SURFACE_ERROR_LEVELS:
+        return None  # a message vLLM only warns with
+    if standing_alone and (entry.kind not in _SURFACE_ERROR_KINDS or not _starts_near(message, hit)):
+        return None
+    return hit
+
+
+def _starts_near(message: str, hit: SurfaceHit) -> bool:
+    """A raw line that holds an indexed message is that message only when the message starts within its
+    first words (as for patterns, matcher.MESSAGE_LEAD_WORDS), not when a sentence quotes it."""
+    from logdoctor.library.matcher import MESSAGE_LEAD_WORDS
+
+    head = _TEMPLATE_FIELD.split(hit.entry.template, maxsplit=1)[0].strip()[:24]
+    if not head:
+        return True
+    at = message.find(head)
+    return at >= 0 and len(message[:at].split()) <= MESSAGE_LEAD_WORDS
+
+
+def _surface_finding(
+    event: Event,
+    exc: RaisedException | None,
+    record: Record,
+    hit: SurfaceHit,
+    library: Library,
+    launch: int,
+    severity: str,
+) -> Finding:
+    """What the index knows of a vLLM message no pattern covers: where vLLM raises it, the condition that
+    raises it, the flags and environment variables involved, and which releases have it."""
+    surface = library.surface()
+    assert surface is not None
+    entry = hit.entry
+    error = _error_info(exc, record)
+    newest = entry.versions[-1]
+    where = f"{entry.file}, line {entry.line}, in {entry.function} (vLLM {newest})"
+    url = f"https://github.com/vllm-project/vllm/blob/v{newest}/{entry.file}#L{entry.line}"
+    history = surface.history(entry)
+    raised = "logs this" if entry.kind == "log" else f"raises this{' ' + entry.exception if entry.exception else ''}"
+    explanation = f"vLLM {raised} in {where}"
+    explanation += f", when `{entry.condition}`." if entry.condition else "."
+    if entry.flags:
+        explanation += f" The `vllm serve` flags involved: {', '.join(entry.flags)}."
+    if entry.env_vars:
+        explanation += f" Environment variables involved: {', '.join(entry.env_vars)}."
+    explanation += f" This message is {history}. (logdoctor has no pattern for it: this is what vLLM's source says.)"
+    involved = [*entry.flags, *entry.env_vars]
+    if involved and entry.condition:
+        summary = f"Change {', '.join(involved)} so that vLLM's check no longer holds: `{entry.condition}`."
+    elif involved:
+        summary = f"Check {', '.join(involved)}: vLLM's message above says what it expects."
+    else:
+        summary = "vLLM's message above says what it expects; its check is at " + url
+    steps = [f"vLLM's check: {url}"]
+    if "upgrading avoids it" in history:
+        steps.append(f"The message is gone from later releases ({history}).")
+    steps.append(f"Search vLLM's issues for it: {issue_search_url(error.message)}")
+    first = error.message.splitlines()[0] if error.message else entry.template
+    return Finding(
+        rule=f"vllm.{entry.area}",
+        severity=severity,  # type: ignore[arg-type]
+        role="request" if not entry.startup and entry.area == "entrypoints" else "cause",
+        title=_shorten(f"vLLM {entry.function}: {first}", 160),
+        primary=False,
+        source=event.record.line.source,
+        lines=(event.first_line, event.last_line),
+        launch=launch,
+        process=_process(event, record),
+        error=error,
+        explanation=explanation,
+        fix=Fix(summary=summary, steps=steps),
+        evidence=_evidence(event, exc, record),
+        captures={**hit.values, SURFACE_ENTRY: entry.id},
+        docs=url,
         truncated=event.truncated,
     )
 
@@ -305,12 +415,17 @@ def _evidence(event: Event, exc: RaisedException | None, record: Record) -> list
     return [EvidenceLine(line=n, text=chosen[n]) for n in numbers]
 
 
+SURFACE_ENTRY = "vllm_message"  # the capture that names the index entry of a `vllm.<area>` finding
+
+
 def dedupe_key(finding: Finding) -> tuple[object, ...]:
     """Findings with this key in one launch are the same error seen again (another TP rank, the
     multiprocessing dump of a traceback the logger already printed, the same failure on every rank):
     one finding per pattern and launch, its later sightings counted and shown as extra evidence. An
     unrecognized error is told apart by its first line, without the numbers and addresses that differ
     per process."""
+    if SURFACE_ENTRY in finding.captures:
+        return (finding.source, finding.launch, finding.rule, finding.captures[SURFACE_ENTRY])
     if finding.rule != UNRECOGNIZED:
         return (finding.source, finding.launch, finding.rule)
     first = finding.error.message.splitlines()[0] if finding.error.message else ""

@@ -114,6 +114,11 @@ def triggers_for(library: Library) -> list[Trigger]:
     # not in a DEBUG or INFO record (where a logged prompt quotes errors all day).
     for pattern in library.message_patterns:
         triggers += _literal_triggers(pattern.match, "alone")
+    # ... and so can a vLLM message no pattern knows, which the index of vLLM's error surface explains:
+    # every rendering of an indexed message holds its anchors.
+    surface = library.surface()
+    if surface is not None:
+        triggers += [Trigger(_byte_literal(a), False, "alone", "vllm error surface") for a in surface.anchors()]
     return triggers
 
 

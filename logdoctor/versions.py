@@ -11,7 +11,8 @@ from functools import lru_cache
 
 Version = tuple[int, ...]
 _RELEASE = re.compile(r"v?(\d+(?:\.\d+)*)")
-_CLAUSE = re.compile(r"\s*(>=|<=|==|!=|>|<)\s*(\d+(?:\.\d+)*)(\.\*)?\s*")
+# A bound may name a post-release or pre-release (`<=0.6.6.post1`): it compares as its release.
+_CLAUSE = re.compile(r"\s*(>=|<=|==|!=|>|<)\s*(\d+(?:\.\d+)*)(?:\.?(?:post|rc|dev|a|b)\d+)*(\.\*)?\s*")
 
 
 def parse_version(text: str) -> Version | None:

@@ -18,6 +18,7 @@ from logdoctor.records import Record
 
 if TYPE_CHECKING:
     from logdoctor.prefilter import Prefilter
+    from logdoctor.surface import SurfaceIndex
 
 _UNBUILT = object()
 
@@ -65,6 +66,19 @@ class Library:
         self.exception_names = sorted({name.rsplit(".", 1)[-1] for p in self.patterns for name in p.exception})
         self.timed_out: set[str] = set()
         self._prefilter: object = _UNBUILT
+        self._surface: object = _UNBUILT
+
+    def surface(self) -> SurfaceIndex | None:
+        """vLLM's error surface (logdoctor/surface), loaded on first use; None when the packaged index is
+        missing or unreadable (patterns still work, unknown vLLM messages stay unrecognized)."""
+        if self._surface is _UNBUILT:
+            from logdoctor.surface import default_index
+
+            try:
+                self._surface = default_index()
+            except (OSError, ValueError, KeyError):
+                self._surface = None
+        return self._surface  # type: ignore[return-value]
 
     def prefilter(self) -> Prefilter | None:
         """The prefilter for this library, built once; None when it cannot be built or is switched off

@@ -8,7 +8,9 @@ from typing import Literal
 import regex
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from logdoctor.library import qualified
 from logdoctor.model import Severity
+from logdoctor.versions import check_range
 
 _PLACEHOLDER = std_re.compile(r"\{(\w+)(?:\|[^{}]*)?\}")
 _ID = std_re.compile(r"[a-z0-9]+(?:[.-][a-z0-9]+)+")
@@ -24,9 +26,17 @@ class _Strict(BaseModel):
 
 class PatternFix(_Strict):
     summary: str
+    # A step may hold for some releases only: `[>=0.13] ...` (library/qualified.py).
     steps: list[str] = Field(default_factory=list)
     set: dict[str, str | int | float | bool] = Field(default_factory=dict)
     unset: list[str] = Field(default_factory=list)
+
+    @field_validator("steps")
+    @classmethod
+    def _ranges_readable(cls, steps: list[str]) -> list[str]:
+        for step in steps:
+            qualified.validate(step)
+        return steps
 
     def texts(self) -> list[str]:
         return [self.summary, *self.steps, *(str(v) for v in self.set.values())]
@@ -37,6 +47,13 @@ class PatternSource(_Strict):
     function: str | None = None
     versions: str | None = None
     checked: str | None = None
+
+    @field_validator("versions")
+    @classmethod
+    def _range_readable(cls, versions: str | None) -> str | None:
+        if versions is not None:
+            check_range(versions)
+        return versions
 
 
 class PatternExamples(_Strict):
