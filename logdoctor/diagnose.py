@@ -155,8 +155,11 @@ def _diagnose_exceptions(event: Event, library: Library, launch: int, version: s
     fatal_severity = "error" if _is_fatal(event) else "warning"
     if unknown is not None:
         # vLLM raised it, and no pattern knows it: the index of vLLM's error surface says where and why.
-        for exc in event.exceptions:
-            hit = _surface_hit(library, exc.message, exc.type, version) if exc.type else None
+        for exc in (exc for exc, m in found if m is None and exc.type):
+            # `Error: ...` read as a type may be part of vLLM's message.
+            hit = _surface_hit(library, exc.message, exc.type, version) or _surface_hit(
+                library, f"{exc.type}: {exc.message}", exc.type, version
+            )
             if hit is not None:
                 record = exc.record or event.record
                 return _surface_finding(event, exc, record, hit, library, launch, fatal_severity)
@@ -259,9 +262,8 @@ def _unrecognized(event: Event, exc: RaisedException | None, launch: int, severi
     )
 
 
-# Index entries that are an error when they appear on a line of their own (a warning never is: vLLM warns
-# and carries on, and a healthy start prints a dozen warnings).
-_SURFACE_ERROR_KINDS = frozenset({"raise", "assert", "argparse", "exit"})
+# Index entries of log calls that are errors (a warning never is: vLLM warns and carries on, and a healthy
+# start prints a dozen warnings).
 _SURFACE_ERROR_LEVELS = frozenset({"ERROR", "CRITICAL", "EXCEPTION", "FATAL"})
 
 
@@ -277,7 +279,7 @@ def _surface_hit(
     entry = hit.entry
     if entry.kind == "log" and (entry.exception or "").upper() not in _SURFACE_ERROR_LEVELS:
         return None  # a message vLLM only warns with
-    if standing_alone and (entry.kind not in _SURFACE_ERROR_KINDS or not _starts_near(message, hit)):
+    if standing_alone and not _starts_near(message, hit):
         return None
     return hit
 

@@ -34,6 +34,9 @@ _ANCHOR = re.compile(
     r"|(?:[a-z_]\w*\.)*[A-Z]\w*(?:Error|Exception): )"
 )
 _TOKEN = re.compile(r"\d+|[A-Za-z]+|\s+|.", re.DOTALL)
+# A word and a colon before the anchor: prose introducing the error, not a program's prefix (those end
+# in `]`, `)`, `|`, `>`, a time, or `name[pid]:`).
+_SENTENCE_END = re.compile(r"[A-Za-z]['\"]?:\s*$")
 
 
 def shape_of(prefix: str) -> str | None:
@@ -87,6 +90,8 @@ class PrefixLearner:
         prefix = text[: anchor.start()]
         if _ANCHOR.match(text) or _ANCHOR.match(prefix.lstrip()):
             return text  # the line already starts with something known: what follows is its message
+        if not anchor["strong"] and _SENTENCE_END.search(prefix):
+            return text  # `... raised: ValueError: x`, `Caused by: KeyError: y`: a sentence naming an error
         shape = shape_of(prefix)
         if shape is None:
             return text
