@@ -270,7 +270,9 @@ def build(root: Path) -> tuple[str, int, list[str]]:
         names = sorted(by_dist[dist])
         vs = sorted({v for n in names for v in seen[n]}, key=version_key)
         first, last = vs[0], vs[-1]
-        spec = f">={'.'.join(first.split('.')[:2])}" + ("" if last == versions[-1] else f",<={last}")
+        # the release part only: a range names releases (`0.6.6.post1` is release 0.6.6, logdoctor/versions.py)
+        last_release = re.match(r"\d+(?:\.\d+)*", last)[0]
+        spec = f">={'.'.join(first.split('.')[:2])}" + ("" if last == versions[-1] else f",<={last_release}")
         alternation = "|".join(re.escape(n) + NOT_AFTER.get(n, "") for n in names)
         match = rf"No module named '?(?P<module>(?:{alternation})(?:\.[\w.]+)?)'?(?![\w.])"
         example_mod = names[0]
