@@ -26,15 +26,14 @@ AREAS = ("config", "engine-args", "entrypoints", "platforms", "model-loading", "
 ERROR_LEVELS = ("ERROR", "CRITICAL", "EXCEPTION", "FATAL")
 
 
+def _is_error(entry: SurfaceEntry) -> bool:
+    return entry.kind in ("raise", "assert", "argparse") or (
+        entry.kind == "log" and (entry.exception or "").upper() in ERROR_LEVELS
+    )
+
+
 def startup_errors(index: SurfaceIndex) -> list[SurfaceEntry]:
-    return [
-        e
-        for e in index.entries()
-        if RELEASE in e.versions
-        and e.area in AREAS
-        and e.startup
-        and (e.kind in ("raise", "assert", "argparse") or e.kind == "log" and (e.exception or "").upper() in ERROR_LEVELS)
-    ]
+    return [e for e in index.entries() if RELEASE in e.versions and e.area in AREAS and e.startup and _is_error(e)]
 
 
 def entry_shapes(entry: SurfaceEntry) -> dict[str, str]:
