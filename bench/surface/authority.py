@@ -3,8 +3,9 @@
 (a) A pattern that says vLLM raises its message (`source.file = "vllm/..."`) must have the exception
     message of each of its match examples in the index, in every indexed release inside its
     `source.versions` range.
-(b) Every `vllm serve` flag a pattern's fix names must exist in every indexed release inside its range
-    (a step marked with a range of its own, `[>=0.13] ...`, inside that range).
+(b) Every `vllm serve` flag a pattern's fix recommends must exist in every indexed release inside its
+    range (a step marked with a range of its own, `[>=0.13] ...`, inside that range); a flag the fix says
+    to remove, drop or replace need not.
 
 A failure names the pattern, what is wrong and the releases where the message or flag does exist.
 
@@ -44,6 +45,16 @@ FOREIGN_OPTIONS = frozenset({
     "--rdzv-backend", "--rdzv-conf", "--rdzv-endpoint", "--rdzv-id",
     "--object-store-memory", "--temp-dir", "--status", "--enable-shared", "--showmeminfo", "--pid",
 })
+
+
+UNINDEXED_LEVELS = frozenset({"INFO", "DEBUG"})
+
+
+def says_vllm_writes_it(pattern: Pattern) -> bool:
+    """`source.file = "vllm/..."` claims that vLLM's code writes the message. A message another library
+    renders around vLLM's call (argparse's `error: unrecognized arguments`, pydantic's `validation error
+    for`, torch's `CUDA error:`) names that library as its file and keeps vLLM's call site in `function`."""
+    return pattern.source.file.startswith("vllm/")
 
 
 class BadRange(ValueError):
@@ -87,6 +98,8 @@ def message_problems(index: SurfaceIndex, pattern: Pattern) -> list[str]:
         return [f"source.versions: {exc}"]
     for number, example in enumerate(pattern.examples.match, 1):
         for message, kind in example_messages(pattern, example):
+            if kind in UNINDEXED_LEVELS:
+                continue  # the index holds errors and warnings, not INFO/DEBUG records
             exists: set[str] = set()
             hits = index.hits(message, kind)
             if hits:  # entries that cover the message as well as the best one does (its wordings over time)
@@ -118,12 +131,13 @@ def flag_problems(index: SurfaceIndex, pattern: Pattern) -> list[str]:
         for match in FLAG.finditer(body):
             where_said.setdefault(match.group(0), set()).update(said)
     for flag in sorted(set(where_said) - FOREIGN_OPTIONS):
+        if _named_for_removal(flag, texts):
+            continue  # telling a user to take a flag off a command line is right where it does not exist
         missing = [r for r in releases if r in where_said[flag] and flag not in index.flags(r)]
         if missing:
             exists = [v for v in index.versions if flag in index.flags(v)]
             where = _span(index, exists) if exists else "no indexed release"
-            role = " (named as one to drop)" if _named_for_removal(flag, texts) else ""
-            problems.append(f"fix names {flag}{role}, absent from {_span(index, missing)} of versions "
+            problems.append(f"fix names {flag}, absent from {_span(index, missing)} of versions "
                             f"{pattern.source.versions!r}; it exists in {where}")
     return problems
 
@@ -132,8 +146,8 @@ _REMOVAL = re.compile(r"\b(remove|drop|delete|no longer|deprecated|replaced|inst
 
 
 def _named_for_removal(flag: str, texts: list[str]) -> bool:
-    """Does the fix mention the flag as one to take off the command line (not to add)? Only a hint in the
-    report; the check itself fails either way."""
+    """Does the fix mention the flag as one to take off the command line (not to add)? Then it need not
+    exist: `remove --swap-space (gone since 0.18)` is the fix for a launcher that still passes it."""
     for text in texts:
         for match in re.finditer(re.escape(flag) + r"(?![\w-])", text):
             window = text[max(0, match.start() - 60): match.end() + 30]
@@ -159,7 +173,7 @@ def failures(index: SurfaceIndex | None = None) -> list[tuple[str, str, list[str
     index = index or default_index()
     out = []
     for pattern in load_patterns():
-        if pattern.source.file.startswith("vllm/"):
+        if says_vllm_writes_it(pattern):
             problems = message_problems(index, pattern)
             if problems:
                 out.append((pattern.id, "message", problems))
