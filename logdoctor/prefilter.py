@@ -29,15 +29,12 @@ Two steps, the second only where the first fires:
 
 from __future__ import annotations
 
-import hashlib
-import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from logdoctor import assemble
+from logdoctor import assemble, cache
 from logdoctor.framing import clean
 from logdoctor.launch import header, tracker
 from logdoctor.library.literals import MIN_LITERAL, required_literals
@@ -230,36 +227,19 @@ class _HyperscanEngine:
 
 
 def _cached_database(hyperscan: Any, expressions: list[bytes], flags: list[int]) -> Any:
-    """Building the database takes a sixth of a second; loading a serialized one, microseconds. The cache
-    lives in $LOGDOCTOR_CACHE (default ~/.cache/logdoctor), keyed by the expressions and Hyperscan's
-    version. It holds only what logdoctor built from its own triggers, never log content; a cache that
-    is missing, unreadable, read-only or corrupt only costs the build."""
-    key = hashlib.sha256(repr((hyperscan.__version__, expressions, flags)).encode()).hexdigest()[:24]
-    path = cache_dir() / f"prefilter-{key}.hsdb"
-    try:
-        return hyperscan.loadb(path.read_bytes(), hyperscan.HS_MODE_BLOCK)
-    except Exception:  # noqa: BLE001 - any failure to load means: build it
-        pass
+    """Building the database takes a sixth of a second; loading a serialized one, microseconds. It is kept
+    in logdoctor's cache (cache.py), keyed by the expressions and Hyperscan's version."""
+    path = cache.path_for("prefilter", cache.key_of(hyperscan.__version__, expressions, flags), ".hsdb")
+    stored = cache.read(path)
+    if stored is not None:
+        try:
+            return hyperscan.loadb(stored, hyperscan.HS_MODE_BLOCK)
+        except Exception:  # noqa: BLE001 - any failure to load means: build it
+            pass
     database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
     database.compile(expressions=expressions, ids=list(range(len(expressions))), flags=flags)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        partial.write_bytes(hyperscan.dumpb(database))
-        partial.replace(path)  # atomic: a concurrent scan reads the old file or the new one, never half
-        for stale in path.parent.glob("prefilter-*.hsdb"):  # built for other patterns or versions
-            if stale != path:
-                stale.unlink(missing_ok=True)
-    except OSError:
-        pass
+    cache.write(path, hyperscan.dumpb(database))
     return database
-
-
-def cache_dir() -> Path:
-    configured = os.environ.get("LOGDOCTOR_CACHE")
-    if configured:
-        return Path(configured)
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "logdoctor"
 
 
 def hyperscan_available() -> bool:

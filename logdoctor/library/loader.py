@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import tomllib
 from collections.abc import Iterable
@@ -11,8 +12,11 @@ from typing import TypeVar
 
 from pydantic import ValidationError
 
+from logdoctor import cache
+from logdoctor.library import literals, schema
+from logdoctor.library.literals import Literals
 from logdoctor.library.rules import ConstraintSet
-from logdoctor.library.schema import Pattern
+from logdoctor.library.schema import Pattern, construct_pattern, dump_pattern
 
 ENV_VAR = "LOGDOCTOR_PATTERNS"
 
@@ -104,6 +108,8 @@ def load_constraint_sets(extra_dirs: Iterable[str] = ()) -> list[ConstraintSet]:
     resolved: dict[str, ConstraintSet] = {}
     ordered: list[ConstraintSet] = []
     for name, text in user_files(user_dirs(extra_dirs)) + builtin_files():
+        if "[[constraint_set]]" not in text:
+            continue  # a pattern file: parsing its TOML again would find nothing
         for cset in parse_sets(name, text):
             if cset.id in resolved:
                 raise LibraryError(
@@ -157,3 +163,30 @@ def load_patterns(extra_dirs: Iterable[str] = ()) -> list[Pattern]:
         pattern.order = position
         result.append(pattern)
     return result
+
+
+def load_cached_patterns(extra_dirs: Iterable[str] = ()) -> tuple[list[Pattern], dict[str, Literals | None]]:
+    """load_patterns(), and each pattern's required literals, from logdoctor's cache when the pattern files
+    (and the code that validates them) are unchanged: parsing and validating a thousand patterns, and
+    analysing their regexes, costs a second and more at every start; reading the cache, a few hundredths.
+    The cache holds what this function built from the files, keyed by their names and texts."""
+    files = user_files(user_dirs(extra_dirs)) + builtin_files()
+    code = [Path(module.__file__ or "").read_bytes() for module in (schema, literals)]
+    path = cache.path_for("library", cache.key_of(files, code), ".json")
+    stored = cache.read(path)
+    if stored is not None:
+        try:
+            data = json.loads(stored)
+            patterns = [construct_pattern(raw) for raw in data["patterns"]]
+            found = {k: Literals(frozenset(v[0]), v[1]) if v else None for k, v in data["literals"].items()}
+            return patterns, found
+        except (ValueError, KeyError, TypeError, IndexError):
+            pass  # an older or damaged cache: build again
+    patterns = load_patterns(extra_dirs)
+    found = {p.id: literals.required_literals(p.match) for p in patterns}
+    data = {
+        "patterns": [dump_pattern(p) for p in patterns],
+        "literals": {k: [sorted(v.texts), v.caseless] if v else None for k, v in found.items()},
+    }
+    cache.write(path, json.dumps(data).encode())
+    return patterns, found

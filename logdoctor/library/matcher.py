@@ -11,7 +11,7 @@ import regex
 
 from logdoctor.assemble import Event, RaisedException
 from logdoctor.library.gate import LiteralGate
-from logdoctor.library.literals import required_literals, selective
+from logdoctor.library.literals import Literals, required_literals, selective
 from logdoctor.library.rules import ConstraintSet
 from logdoctor.library.schema import Pattern
 from logdoctor.records import Record
@@ -40,7 +40,12 @@ class Match:
 
 
 class Library:
-    def __init__(self, patterns: Sequence[Pattern], sets: Sequence[ConstraintSet] = ()) -> None:
+    def __init__(
+        self,
+        patterns: Sequence[Pattern],
+        sets: Sequence[ConstraintSet] = (),
+        literals: dict[str, Literals | None] | None = None,
+    ) -> None:
         self.patterns = list(patterns)
         self.sets = list(sets)
         self.by_id = {p.id: p for p in self.patterns}
@@ -50,7 +55,8 @@ class Library:
         ]
         # A pattern is tried only on texts holding one of the literals its regex requires (gate.py): a
         # word lookup costs a fraction of a regex search, and most texts hold none.
-        self._literals = {p.id: required_literals(p.match) for p in self.patterns}
+        known = literals or {}
+        self._literals = {p.id: known[p.id] if p.id in known else required_literals(p.match) for p in self.patterns}
         self._line_gate = LiteralGate((p.id, self._literals[p.id]) for p in self.line_patterns)
         self._exception_gate = LiteralGate((p.id, self._literals[p.id]) for p in self._exception_patterns)
         # A message met without its exception line (a pasted last line, a pydantic detail alone) is tried
@@ -94,13 +100,14 @@ class Library:
 
     @classmethod
     def load(cls, extra_dirs: Iterable[str] = ()) -> Library:
-        from logdoctor.library.loader import load_constraint_sets, load_patterns
+        from logdoctor.library.loader import load_cached_patterns, load_constraint_sets
 
-        return cls(load_patterns(extra_dirs), load_constraint_sets(extra_dirs))
+        patterns, literals = load_cached_patterns(extra_dirs)
+        return cls(patterns, load_constraint_sets(extra_dirs), literals)
 
     def _search(self, pattern: Pattern, text: str) -> regex.Match[str] | None:
         try:
-            return pattern.compiled.search(text, timeout=MATCH_TIMEOUT)  # type: ignore[attr-defined]
+            return pattern.compiled.search(text, timeout=MATCH_TIMEOUT)
         except TimeoutError:
             if pattern.id not in self.timed_out:
                 self.timed_out.add(pattern.id)
@@ -207,6 +214,6 @@ def _pydantic_type(text: str) -> str:
 def _frames_match(pattern: Pattern, exc: RaisedException) -> bool:
     compiled = pattern.compiled_frames
     return any(
-        compiled.search(f"{frame.function} {frame.file}")  # type: ignore[attr-defined]
+        compiled.search(f"{frame.function} {frame.file}")
         for frame in exc.frames
     )

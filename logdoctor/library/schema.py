@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import re as std_re
-from typing import Literal
+from typing import Any, Literal
 
 import regex
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from logdoctor.library import qualified
 from logdoctor.model import Severity
@@ -61,6 +61,21 @@ class PatternExamples(_Strict):
     no_match: list[str] = Field(default_factory=list)
 
 
+def construct_pattern(data: dict[str, Any]) -> Pattern:
+    """A Pattern from the dict of one that was validated before (the library cache, loader.py), without
+    validating it again."""
+    fields = dict(data)
+    fields["fix"] = PatternFix.model_construct(**fields["fix"])
+    fields["source"] = PatternSource.model_construct(**fields["source"])
+    fields["examples"] = PatternExamples.model_construct(**fields["examples"])
+    return Pattern.model_construct(**fields)
+
+
+def dump_pattern(pattern: Pattern) -> dict[str, Any]:
+    """What construct_pattern reads back."""
+    return pattern.model_dump() | {"origin": pattern.origin, "order": pattern.order}
+
+
 class Pattern(_Strict):
     id: str
     title: str
@@ -88,10 +103,26 @@ class Pattern(_Strict):
     source: PatternSource
     examples: PatternExamples
 
-    compiled: object = Field(default=None, exclude=True)
-    compiled_frames: object = Field(default=None, exclude=True)
     origin: str = Field(default="", exclude=True)  # file the pattern came from
     order: int = Field(default=0, exclude=True)  # position in the library
+    # Compiled on first use: a scan tries few of the library's patterns (matcher.py's literal gate), and
+    # compiling all of them would cost a second at every start.
+    _compiled: object = PrivateAttr(default=None)
+    _compiled_frames: object = PrivateAttr(default=None)
+
+    @property
+    def compiled(self) -> Any:
+        if self._compiled is None:
+            self._compiled = regex.compile(self.match, regex.V0)
+        return self._compiled
+
+    @property
+    def compiled_frames(self) -> Any:
+        if self.frames is None:
+            return None
+        if self._compiled_frames is None:
+            self._compiled_frames = regex.compile(self.frames)
+        return self._compiled_frames
 
     @field_validator("id")
     @classmethod
@@ -103,15 +134,15 @@ class Pattern(_Strict):
     @model_validator(mode="after")
     def _compile(self) -> Pattern:
         try:
-            self.compiled = regex.compile(self.match, regex.V0)
+            self._compiled = regex.compile(self.match, regex.V0)
         except regex.error as exc:
             raise ValueError(f"`match` is not a valid regex: {exc}") from exc
         if self.frames is not None:
             try:
-                self.compiled_frames = regex.compile(self.frames)
+                self._compiled_frames = regex.compile(self.frames)
             except regex.error as exc:
                 raise ValueError(f"`frames` is not a valid regex: {exc}") from exc
-        groups = set(self.compiled.groupindex)  # type: ignore[attr-defined]
+        groups = set(self.compiled.groupindex)
         used = set().union(*(placeholders(text) for text in [self.title, *self.fix.texts()]))
         missing = used - groups
         if missing:
