@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from collections import deque
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from logdoctor.records import Record
@@ -376,10 +376,43 @@ class _TracebackReader:
                 self.pydantic_open = False
 
 
+# argparse's refusal of a JSON option quotes pydantic's error, whose details (the field's name, `Input
+# should be ...`, the docs link) follow on lines of their own: they belong to that line's message.
+_PARSER_VALIDATION_ERROR = re.compile(r"(?:usage: .*?)?[\w./-]+(?: [\w-]+)*: error: .*\d+ validation errors? for \w+")
+MAX_PARSER_ERROR_LINES = 40
+
+
+class _ParserErrorReader:
+    """The lines of pydantic's details after an argparse `error:` line, joined into its message."""
+
+    def __init__(self, event: Event) -> None:
+        self.event = event
+        self.records = [event.record]
+
+    def continues(self, record: Record) -> bool:
+        message = record.message
+        if len(self.records) >= MAX_PARSER_ERROR_LINES or not message.strip():
+            return False
+        return classify(message) not in ("tb_start", "frame") and not _NEW_THING.match(message)
+
+    def add(self, record: Record) -> None:
+        self.records.append(record)
+
+    def finish(self) -> None:
+        if len(self.records) > 1:
+            self.event.record = replace(self.event.record, message="\n".join(r.message for r in self.records))
+
+    def starts_another_record(self, record: Record) -> bool:
+        return False  # only a logger group's lines can start another record (see _TracebackReader)
+
+    def take_trailing_intro(self) -> Record | None:
+        return None
+
+
 @dataclass(slots=True)
 class _Open:
     event: Event
-    reader: _TracebackReader
+    reader: _TracebackReader | _ParserErrorReader
     header: tuple[object, ...] | None  # logger groups: the header every line of the group repeats
     last_seen: float
     last_line: int = 0  # the line number of its latest line
@@ -520,6 +553,10 @@ class Assembler:
             if match is None:
                 if _PREAMBLE.fullmatch(message):
                     self._preambles[key] = record
+                if kind == "other" and _PARSER_VALIDATION_ERROR.match(message):
+                    event = Event("record", record, [record])
+                    self._open[key] = _Open(event, _ParserErrorReader(event), None, now, record.line.number)
+                    return None
                 return Event("record", record, [record])
             event = Event("exception", record, preamble=preamble)
             reader = _TracebackReader(event, "exception", self.bare_exception)

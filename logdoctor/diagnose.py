@@ -3,6 +3,7 @@ is the root cause."""
 
 from __future__ import annotations
 
+import difflib
 import re
 import urllib.parse
 from collections.abc import Iterable
@@ -52,6 +53,7 @@ def diagnose(event: Event, library: Library, launch: Launch) -> Finding | None:
     finding = _diagnose(event, library, launch.index, launch.version)
     if finding is not None and finding.rule != UNRECOGNIZED and finding.severity != "info":
         attach_launch_fix(finding, launch, library)
+        suggest_nearest_flags(finding, library, launch.version)
     if finding is not None and launch.stopping_at(event.first_line) and finding.severity != "info":
         # The server had been serving and was asked to stop: EngineDeadError and friends are expected.
         finding.severity = "info"
@@ -73,6 +75,33 @@ def attach_launch_fix(finding: Finding, launch: Launch, library: Library) -> Non
     _attach_launch_fix(finding, launch, library)
     if finding.fix.command and launch.args_truncated:
         finding.fix.steps.append(ARGS_TRUNCATED_STEP)
+
+
+_OPTION = re.compile(r"(?<![\w-])--?[A-Za-z][\w.-]*")
+
+
+def suggest_nearest_flags(finding: Finding, library: Library, version: str | None) -> None:
+    """For the options a parser refused (the capture a pattern's `fix.nearest` names): the nearest real
+    `vllm serve` options of the launch's release (the newest indexed one when the log does not say)."""
+    pattern = library.by_id.get(finding.rule)
+    name = pattern.fix.nearest if pattern is not None else None
+    refused = finding.captures.get(name) if name else None
+    surface = library.surface() if refused else None
+    if surface is None or refused is None:
+        return
+    known = surface.flags(version or surface.versions[-1])
+    by_spelling = {option.replace("_", "-").lower(): option for option in known if option.startswith("--")}
+    for option in dict.fromkeys(_OPTION.findall(refused)):
+        spelled = option.split("=", 1)[0].replace("_", "-").lower()
+        if spelled in by_spelling:
+            continue
+        close = difflib.get_close_matches(spelled, list(by_spelling), n=3, cutoff=0.75)
+        if close:  # the best, and only those about as near as it
+            best = difflib.SequenceMatcher(None, spelled, close[0]).ratio()
+            close = [c for c in close if difflib.SequenceMatcher(None, spelled, c).ratio() >= best - 0.03]
+            nearest = " or ".join(by_spelling[c] for c in close)
+            release = f"vLLM {version or surface.versions[-1]}" + ("" if version else ", the newest indexed release")
+            finding.fix.steps.insert(0, f"Did you mean {nearest}? (the nearest options of {release} to {option})")
 
 
 def _attach_launch_fix(finding: Finding, launch: Launch, library: Library) -> None:
@@ -150,7 +179,12 @@ def _diagnose_exceptions(event: Event, library: Library, launch: int, version: s
     if cause is None and intro is not None and intro.pattern.role == "cause":
         cause = intro
     if cause is not None:
-        return _finding(event, cause, launch, _event_severity(event, cause.pattern), version)
+        finding = _finding(event, cause, launch, _event_severity(event, cause.pattern), version)
+        if cause.exception is not None and finding.severity == "warning" and _is_fatal(event):
+            # A message vLLM usually warns with, or a per-request error, raised where it ended the
+            # process (`--fail-on-environ-validation`, a parser checked at startup): it killed the launch.
+            finding.severity, finding.role = "error", "cause"
+        return finding
     unknown = next((exc for exc, m in found if m is None and exc.type), None)
     fatal_severity = "error" if _is_fatal(event) else "warning"
     if unknown is not None:

@@ -245,3 +245,21 @@ def test_a_failed_request_is_never_a_launchs_root_cause(library: Library) -> Non
     )
     findings = diagnose_text(log, library)
     assert findings and all(f.role == "request" and f.severity == "warning" and not f.primary for f in findings)
+
+
+def test_a_refused_option_gets_the_nearest_real_options_of_its_release() -> None:
+    from tests.conftest import make_pattern
+
+    pattern = make_pattern(
+        id="t.unknown-option", where="line", match=r"error: unrecognized arguments: (?P<args>.+?)\s*$",
+        fix={"summary": "Remove {args}.", "steps": ["x"], "nearest": "args"},
+        examples={"match": ["vllm serve: error: unrecognized arguments: --x"]},
+    )
+    library = Library([pattern])
+    log = (
+        "INFO 11-30 10:00:00 [api_server.py:1] vLLM API server version 0.33.0\n"
+        "vllm serve: error: unrecognized arguments: --tensor-paralel-size 2 --max_model_len 8\n"
+    )
+    (finding,) = diagnose_text(log, library)
+    assert finding.fix.steps[0].startswith("Did you mean --tensor-parallel-size?")
+    assert not any("--max-model-len" in s for s in finding.fix.steps)  # a known option in another spelling

@@ -160,26 +160,37 @@ class Library:
         if not as_line and not as_message:
             return None
         # Library order decides between the two readings, as it does between patterns (a specific cuBLAS
-        # status before the generic `CUDA error: ...` line).
+        # status before the generic `CUDA error: ...` line), except that a wrapper (argparse's `error:
+        # argument --x: 1 validation error for ...`) yields to a cause in the lines it quotes.
         line_match = self.match_line(record) if as_line else None
+        if line_match is not None and line_match.pattern.role == "wrapper":
+            cause = self.match_line(record, skip_wrappers=True) or self._match_alone(record, as_message, None)
+            if cause is not None:
+                return cause
+        return self._match_alone(record, as_message, line_match) or line_match
+
+    def _match_alone(self, record: Record, candidates: set[str], before: Match | None) -> Match | None:
+        """The first message pattern (tried before the pattern of `before`, if any) whose message stands
+        alone in the record, a wrapper's only when nothing else matches."""
+        message = record.message
         for pattern in self.message_patterns:
-            if line_match is not None and pattern.order > line_match.pattern.order:
+            if before is not None and pattern.order > before.pattern.order:
                 break
-            if pattern.id not in as_message:
+            if pattern.id not in candidates or (before is None and pattern.role == "wrapper"):
                 continue
             found = self._search(pattern, message)
             if found is not None and len(message[: found.start()].split()) <= MESSAGE_LEAD_WORDS:
                 exc = RaisedException(_pydantic_type(message), message, record, records=[record])
                 return Match(pattern, _captures(found), exc, record)
-        return line_match
+        return None
 
-    def match_line(self, record: Record) -> Match | None:
+    def match_line(self, record: Record, skip_wrappers: bool = False) -> Match | None:
         message = record.message
         candidates = self._line_gate.candidates(message)
         if not candidates:
             return None
         for pattern in self.line_patterns:
-            if pattern.id not in candidates:
+            if pattern.id not in candidates or (skip_wrappers and pattern.role == "wrapper"):
                 continue
             if pattern.levels and record.level not in pattern.levels:
                 continue

@@ -30,6 +30,9 @@ class PatternFix(_Strict):
     steps: list[str] = Field(default_factory=list)
     set: dict[str, str | int | float | bool] = Field(default_factory=dict)
     unset: list[str] = Field(default_factory=list)
+    # A capture holding options the parser refused (`--tensor-paralel-size 2`): the finding names the
+    # nearest real options of the launch's release ("did you mean --tensor-parallel-size?").
+    nearest: str | None = None
 
     @field_validator("steps")
     @classmethod
@@ -144,6 +147,8 @@ class Pattern(_Strict):
                 raise ValueError(f"`frames` is not a valid regex: {exc}") from exc
         groups = set(self.compiled.groupindex)
         used = set().union(*(placeholders(text) for text in [self.title, *self.fix.texts()]))
+        if self.fix.nearest is not None:
+            used.add(self.fix.nearest)
         missing = used - groups
         if missing:
             raise ValueError(f"fix text uses {sorted(missing)} but `match` has no such named group")
