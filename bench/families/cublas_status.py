@@ -145,7 +145,9 @@ ADVICE: dict[str, dict[str, object]] = {
         "steps": [
             "Reproduce with `CUDA_LAUNCH_BLOCKING=1` so the traceback points at the kernel that really failed.",
             "Restart with `--enforce-eager` (no torch.compile, no CUDA graphs); if that works, the fault is in a compiled/captured graph.",
-            "If you enabled torch.compile fusion passes through `--compilation-config` (e.g. pass_config fuse_allreduce_rms, or a higher -O level), turn them off again, e.g. `--compilation-config '{\"pass_config\": {\"fuse_allreduce_rms\": false}}'`.",
+            # --compilation-config arrived in 0.6; the pass_config keys were renamed in 0.12 (config/compilation.py).
+            "[>=0.12] If you enabled torch.compile fusion passes through `--compilation-config` (e.g. pass_config fuse_allreduce_rms, or a higher -O level), turn them off again, e.g. `--compilation-config '{\"pass_config\": {\"fuse_allreduce_rms\": false}}'`.",
+            "[>=0.6,<0.12] If you enabled torch.compile fusion passes through `--compilation-config` (pass_config enable_fusion, or enable_fi_allreduce_fusion from 0.10), turn them off again, e.g. `--compilation-config '{\"pass_config\": {\"enable_fusion\": false}}'`.",
             "With tensor parallelism also try `--disable-custom-all-reduce`; upgrade vLLM/PyTorch and report the model, quantization and GPU if it persists.",
         ],
         "docs": "https://docs.vllm.ai/en/latest/usage/troubleshooting.html",

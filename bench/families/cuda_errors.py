@@ -91,7 +91,11 @@ DSA = "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions."
 # --- shared advice -----------------------------------------------------------------------------------------
 BLOCKING = "Reproduce with `CUDA_LAUNCH_BLOCKING=1` so the traceback points at the kernel or call that really failed."
 EAGER = "Restart with `--enforce-eager` (no CUDA graphs, no torch.compile) to rule out a captured or compiled graph."
-BACKEND = "Try another attention backend with `--attention-backend` (older vLLM: the `VLLM_ATTENTION_BACKEND` variable)."
+# Two steps: the flag arrived in vLLM 0.13 (bench.surface.authority checks each step against its range).
+BACKEND = (
+    "[>=0.13] Try another attention backend: `--attention-backend FLASHINFER` (or FLASH_ATTN, TRITON_ATTN).",
+    "[<0.13] Try another attention backend: set `VLLM_ATTENTION_BACKEND=FLASHINFER` (or FLASH_ATTN, XFORMERS) in the server's environment.",
+)
 CUSTOM_AR = "With tensor parallelism, add `--disable-custom-all-reduce` to take vLLM's custom all-reduce kernel (CUDA IPC, peer access) out of the picture."
 DMESG = "Look at the kernel log for NVIDIA Xid errors (`sudo dmesg -T | grep -i xid`) and at `nvidia-smi -q -d ECC,PAGE_RETIREMENT`."
 UPGRADE = "Upgrade vLLM; if it persists, report it with the model, quantization, GPU, driver and the CUDA_LAUNCH_BLOCKING=1 traceback."
@@ -194,9 +198,10 @@ GROUPS: list[Group] = [
         "more GPUs than are visible: tensor x pipeline (x data) parallel size is larger than the number of GPUs in "
         "`CUDA_VISIBLE_DEVICES`, a worker's local rank does not map to a visible GPU (multi-node or Ray placement), "
         "or `CUDA_VISIBLE_DEVICES` was changed after CUDA was initialised.",
-        "A GPU index is out of range: make --tensor-parallel-size x --pipeline-parallel-size (x --data-parallel-size) fit the GPUs visible in CUDA_VISIBLE_DEVICES on each node.",
+        "A GPU index is out of range: make --tensor-parallel-size x --pipeline-parallel-size (x the data-parallel size) fit the GPUs visible in CUDA_VISIBLE_DEVICES on each node.",
         [
-            "Count the visible GPUs (`nvidia-smi -L`, `echo $CUDA_VISIBLE_DEVICES`) and compare with `--tensor-parallel-size` x `--pipeline-parallel-size` (x `--data-parallel-size`).",
+            "[>=0.8] Count the visible GPUs (`nvidia-smi -L`, `echo $CUDA_VISIBLE_DEVICES`) and compare with `--tensor-parallel-size` x `--pipeline-parallel-size` (x `--data-parallel-size`).",
+            "[<0.8] Count the visible GPUs (`nvidia-smi -L`, `echo $CUDA_VISIBLE_DEVICES`) and compare with `--tensor-parallel-size` x `--pipeline-parallel-size`.",
             "Set `CUDA_VISIBLE_DEVICES` before starting vLLM (not from inside the script after torch is imported), and list every GPU the workers need.",
             "With Ray or several nodes, make sure each node offers as many GPUs as the workers placed on it (`ray status`).",
         ],
@@ -470,8 +475,8 @@ GROUPS: list[Group] = [
         "(a custom attention, MoE, quantized GEMM or Triton kernel, or a CUDA graph replaying a stale kernel). The "
         "CUDA context is unusable afterwards, and because errors are reported asynchronously the Python frame shown "
         "may not be the faulty kernel.",
-        "A GPU kernel faulted: rerun with CUDA_LAUNCH_BLOCKING=1 to name it, then avoid it with --enforce-eager, another --attention-backend, or a vLLM upgrade.",
-        [BLOCKING, EAGER, BACKEND, CUSTOM_AR, UPGRADE],
+        "A GPU kernel faulted: rerun with CUDA_LAUNCH_BLOCKING=1 to name it, then avoid it with --enforce-eager, another attention backend, or a vLLM upgrade.",
+        [BLOCKING, EAGER, *BACKEND, CUSTOM_AR, UPGRADE],
         kernel=True,
         alt="triton",
     ),
@@ -483,10 +488,10 @@ GROUPS: list[Group] = [
         "multiprocessor of this GPU provides. It is a mismatch between a kernel's launch configuration and the GPU: "
         "typically a Triton or custom kernel tuned for a newer GPU, a debug build, or an unusual head size / "
         "tile configuration.",
-        "A kernel launch needs more resources than this GPU has: try another --attention-backend or --enforce-eager, check the kernel's build matches the GPU, upgrade vLLM.",
+        "A kernel launch needs more resources than this GPU has: try another attention backend or --enforce-eager, check the kernel's build matches the GPU, upgrade vLLM.",
         [
             BLOCKING,
-            BACKEND,
+            *BACKEND,
             EAGER,
             "Clear stale kernel caches after changing GPUs or versions (`rm -rf ~/.triton/cache ~/.cache/vllm/torch_compile_cache`).",
             UPGRADE,
@@ -517,8 +522,8 @@ GROUPS: list[Group] = [
         "grid dimension over its limit for a very large batch, more shared memory than the GPU has, or a cluster "
         "launch on a GPU before Hopper). It is a kernel bug or a kernel selected for the wrong GPU, triggered by the "
         "shapes of this model or batch.",
-        "A kernel launch configuration is invalid for this GPU/shape: rerun with CUDA_LAUNCH_BLOCKING=1 to name the kernel, try another --attention-backend, a smaller --max-num-batched-tokens, or a vLLM upgrade.",
-        [BLOCKING, BACKEND, "Try a smaller `--max-num-batched-tokens` / `--max-num-seqs` to see whether the batch size triggers it.", UPGRADE],
+        "A kernel launch configuration is invalid for this GPU/shape: rerun with CUDA_LAUNCH_BLOCKING=1 to name the kernel, try another attention backend, a smaller --max-num-batched-tokens, or a vLLM upgrade.",
+        [BLOCKING, *BACKEND, "Try a smaller `--max-num-batched-tokens` / `--max-num-seqs` to see whether the batch size triggers it.", UPGRADE],
         alt="flashattn",
     ),
     Group(
@@ -532,7 +537,7 @@ GROUPS: list[Group] = [
         [
             "Check the GPU (`nvidia-smi --query-gpu=name,compute_cap --format=csv`) against `python -c 'import torch; print(torch.version.cuda, torch.cuda.get_arch_list())'`.",
             "Install wheels or an image built for that architecture (e.g. CUDA 12.8+ builds for Blackwell), or build from source with `TORCH_CUDA_ARCH_LIST=<cc>`.",
-            BACKEND,
+            *BACKEND,
         ],
         alt="cudart",
     ),
@@ -635,7 +640,7 @@ GROUPS: list[Group] = [
         "`--ipc=host`), from a kernel launch with an invalid configuration for this GPU, or from a memory copy "
         "with a bad pointer after an earlier failure.",
         "A CUDA call got an invalid argument: rerun with CUDA_LAUNCH_BLOCKING=1 to find the call; with tensor parallelism try --disable-custom-all-reduce and --ipc=host for containers.",
-        [BLOCKING, CUSTOM_AR, "In containers, run with `--ipc=host` so CUDA IPC handles can be opened by the other ranks.", BACKEND],
+        [BLOCKING, CUSTOM_AR, "In containers, run with `--ipc=host` so CUDA IPC handles can be opened by the other ranks.", *BACKEND],
         alt="customar",
         skip_prefixes=[TRITON],  # compile.triton-cuda-error's example
     ),
@@ -665,8 +670,8 @@ GROUPS: list[Group] = [
         "custom all-reduce and FlashAttention checks, cupy and cuda-python. The kernel is usually buggy for this "
         "model, quantization or attention backend, or the fault comes from communication kernels; the CUDA context "
         "is unusable afterwards.",
-        "A kernel accessed invalid memory: rerun with CUDA_LAUNCH_BLOCKING=1 to find it, then avoid it with --enforce-eager, another --attention-backend, --disable-custom-all-reduce, or a vLLM upgrade.",
-        [BLOCKING, EAGER, BACKEND, CUSTOM_AR, UPGRADE],
+        "A kernel accessed invalid memory: rerun with CUDA_LAUNCH_BLOCKING=1 to find it, then avoid it with --enforce-eager, another attention backend, --disable-custom-all-reduce, or a vLLM upgrade.",
+        [BLOCKING, EAGER, *BACKEND, CUSTOM_AR, UPGRADE],
         kernel=True,
         alt="triton",
         owner="device.cuda-illegal-memory-access",
@@ -682,7 +687,7 @@ GROUPS: list[Group] = [
         [
             BLOCKING,
             "Check that the tokenizer matches the model (vocab size) and that requests send no out-of-range token ids or extreme logit_bias.",
-            BACKEND,
+            *BACKEND,
         ],
         kernel=True,
         alt="triton",
@@ -698,7 +703,7 @@ GROUPS: list[Group] = [
         [
             "Check `nvidia-smi --query-gpu=name,compute_cap --format=csv` against `python -c 'import torch; print(torch.cuda.get_arch_list())'`.",
             "Install a build for that architecture (e.g. CUDA 12.8+ for Blackwell) or build vLLM with `TORCH_CUDA_ARCH_LIST=<cc>`.",
-            BACKEND,
+            *BACKEND,
         ],
         alt="triton",
         owner="device.cuda-no-kernel-image",
@@ -711,7 +716,7 @@ GROUPS: list[Group] = [
         "the forms other than PyTorch's `CUDA error: unspecified launch failure` (kernels.cuda-unspecified-launch-failure). "
         "Kernel bugs, the driver's watchdog and hardware faults (Xid errors) cause it.",
         "A kernel crashed: check dmesg for Xid errors, rerun with CUDA_LAUNCH_BLOCKING=1, and rule out CUDA graphs with --enforce-eager.",
-        [DMESG, BLOCKING, EAGER, BACKEND, UPGRADE],
+        [DMESG, BLOCKING, EAGER, *BACKEND, UPGRADE],
         kernel=True,
         alt="nccl",
         owner="kernels.cuda-unspecified-launch-failure",
@@ -723,8 +728,8 @@ GROUPS: list[Group] = [
         "A kernel accessed memory at an address not aligned for the access width (CUDA_ERROR_MISALIGNED_ADDRESS), a "
         "kernel bug for this tensor shape or offset. This pattern covers the forms other than PyTorch's `CUDA error: "
         "misaligned address` (kernels.cuda-misaligned-address).",
-        "A kernel hit a misaligned address: rerun with CUDA_LAUNCH_BLOCKING=1 to name it, then try another --attention-backend, --enforce-eager or another --tensor-parallel-size.",
-        [BLOCKING, BACKEND, EAGER, UPGRADE],
+        "A kernel hit a misaligned address: rerun with CUDA_LAUNCH_BLOCKING=1 to name it, then try another attention backend, --enforce-eager or another --tensor-parallel-size.",
+        [BLOCKING, *BACKEND, EAGER, UPGRADE],
         kernel=True,
         alt="flashattn",
         owner="kernels.cuda-misaligned-address",

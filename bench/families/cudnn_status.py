@@ -40,9 +40,13 @@ CHECK = (
     "torch's wheel requires (`pip check`), and no other libcudnn may come first on LD_LIBRARY_PATH."
 )
 LAUNCH_BLOCKING = "Reproduce with `CUDA_LAUNCH_BLOCKING=1` so the traceback points at the layer that really failed."
+# Two steps: --mm-processor-kwargs arrived in vLLM 0.6 (--limit-mm-per-prompt in 0.5); bench.surface.authority
+# checks each step's flags against its range.
 ENCODER = (
-    "In vLLM cuDNN runs mostly the convolutions of multimodal encoders (patch embeddings of vision and audio towers): "
-    "to get past a failing request, smaller or fewer images/videos help (`--limit-mm-per-prompt`, `--mm-processor-kwargs`)."
+    "[>=0.6] In vLLM cuDNN runs mostly the convolutions of multimodal encoders (patch embeddings of vision and audio towers): "
+    "to get past a failing request, smaller or fewer images/videos help (`--limit-mm-per-prompt`, `--mm-processor-kwargs`).",
+    "[<0.6] In vLLM cuDNN runs mostly the convolutions of multimodal encoders (patch embeddings of vision towers): "
+    "to get past a failing request, send smaller or fewer images per request.",
 )
 
 GROUPS: dict[str, dict[str, object]] = {
@@ -88,7 +92,7 @@ GROUPS: dict[str, dict[str, object]] = {
             "image or audio clip in a multimodal encoder)."
         ),
         "summary": "cuDNN rejected its inputs ({status}): upgrade torch/vLLM (or pin the nvidia-cudnn version torch requires), and report the model and input shape if it persists.",
-        "steps": [LAUNCH_BLOCKING, CHECK, ENCODER, "Upgrade vLLM (which pins a newer torch and cuDNN) and report the model and the input that triggers it."],
+        "steps": [LAUNCH_BLOCKING, CHECK, *ENCODER, "Upgrade vLLM (which pins a newer torch and cuDNN) and report the model and the input that triggers it."],
         "example": "RuntimeError: cuDNN error: CUDNN_STATUS_BAD_PARAM",
     },
     "not-supported": {
@@ -104,7 +108,7 @@ GROUPS: dict[str, dict[str, object]] = {
             "On GPUs older than Ampere (compute capability < 8.0) restart with `--dtype half`.",
             CHECK,
             "Upgrade vLLM (it pins a torch and cuDNN that handle more shapes), or install the nvidia-cudnn-cu* version your torch wheel requires if another one is installed.",
-            ENCODER,
+            *ENCODER,
         ],
         "example": "RuntimeError: cuDNN error: CUDNN_STATUS_NOT_SUPPORTED. This error may appear if you passed in a non-contiguous input.",
     },
@@ -121,7 +125,7 @@ GROUPS: dict[str, dict[str, object]] = {
             "Restart with a lower `--gpu-memory-utilization` (e.g. 0.85) so cuDNN's workspace fits beside vLLM's budget.",
             LAUNCH_BLOCKING,
             CHECK,
-            ENCODER,
+            *ENCODER,
         ],
         "example": "RuntimeError: cuDNN error: CUDNN_STATUS_INTERNAL_ERROR",
     },

@@ -73,7 +73,11 @@ TORCH_HELP = "https://rocm.docs.amd.com/projects/HIP/en/latest/index.html"
 
 SERIALIZE = "Reproduce with `AMD_SERIALIZE_KERNEL=3` (older ROCm: `HIP_LAUNCH_BLOCKING=1`) so the traceback points at the kernel that really failed."
 EAGER = "Restart with `--enforce-eager` (no HIP graphs, no torch.compile) to rule out graph capture."
-BACKEND = "Try another attention backend with `--attention-backend` (older vLLM: `VLLM_ATTENTION_BACKEND`)."
+# Two steps: the flag arrived in vLLM 0.13 (bench.surface.authority checks each step against its range).
+BACKEND = (
+    "[>=0.13] Try another attention backend: `--attention-backend TRITON_ATTN` (or ROCM_ATTN, ROCM_AITER_FA).",
+    "[<0.13] Try another attention backend: set `VLLM_ATTENTION_BACKEND` in the server's environment (ROCM_FLASH; TRITON_ATTN from 0.11).",
+)
 CUSTOM_AR = "With tensor parallelism, add `--disable-custom-all-reduce`."
 VERSIONS = (
     "Check that the ROCm driver/runtime matches the ROCm build of PyTorch/vLLM: `python -c 'import torch; print(torch.version.hip)'`, "
@@ -81,8 +85,8 @@ VERSIONS = (
 )
 DMESG = "Look at the kernel log for amdgpu faults and resets (`sudo dmesg -T | grep -i -E 'amdgpu|gpu reset|ring'`) and at `amd-smi metric --ecc` (older: `rocm-smi --showrasinfo`)."
 DEVICES = (
-    "In a container, pass the GPU devices: `--device=/dev/kfd --device=/dev/dri --group-add video` (plus `--security-opt seccomp=unconfined`); "
-    "on the host, the user must be in the `render` and `video` groups."
+    "In a container, pass the GPU devices: `docker run --device=/dev/kfd --device=/dev/dri --group-add video` (plus `--security-opt seccomp=unconfined`; "
+    "these are docker's options: vLLM's own `--device` flag, removed in 0.10, plays no part); on the host, the user must be in the `render` and `video` groups."
 )
 VISIBLE = "Check `HIP_VISIBLE_DEVICES` / `ROCR_VISIBLE_DEVICES` / `CUDA_VISIBLE_DEVICES`: they must not be empty or name GPUs that do not exist (`rocm-smi` / `amd-smi list`)."
 ARCH = (
@@ -126,7 +130,7 @@ HIP_GROUPS: list[Group] = [
         "The HIP runtime sees no GPU: the container was started without /dev/kfd and /dev/dri, the user lacks "
         "access to them (render/video groups), the visible-devices variables are empty or wrong, the amdgpu "
         "driver is not loaded, or the GPU is not supported by this ROCm release.",
-        "HIP sees no GPU: give the process /dev/kfd and /dev/dri (container: --device=/dev/kfd --device=/dev/dri --group-add video), check HIP_VISIBLE_DEVICES and that `rocminfo` lists the GPU.",
+        "HIP sees no GPU: give the process /dev/kfd and /dev/dri (in a container: `docker run` with both devices and `--group-add video`), check HIP_VISIBLE_DEVICES and that `rocminfo` lists the GPU.",
         [DEVICES, VISIBLE, "Run `rocminfo` and `amd-smi list` in the same environment; if they fail, load the amdgpu driver or fix the ROCm install."],
     ),
     Group(
@@ -136,7 +140,11 @@ HIP_GROUPS: list[Group] = [
         "A process selected a GPU number beyond the GPUs it can see: tensor x pipeline parallel size is larger than "
         "the visible GPUs, or the visible-devices variables list fewer GPUs than the workers need.",
         "A GPU index is out of range: make --tensor-parallel-size x --pipeline-parallel-size fit the GPUs visible through HIP_VISIBLE_DEVICES / CUDA_VISIBLE_DEVICES.",
-        [VISIBLE, "Compare the number of GPUs (`amd-smi list`) with `--tensor-parallel-size` x `--pipeline-parallel-size` (x `--data-parallel-size`)."],
+        [
+            VISIBLE,
+            "[>=0.8] Compare the number of GPUs (`amd-smi list`) with `--tensor-parallel-size` x `--pipeline-parallel-size` (x `--data-parallel-size`).",
+            "[<0.8] Compare the number of GPUs (`amd-smi list`) with `--tensor-parallel-size` x `--pipeline-parallel-size`.",
+        ],
     ),
     Group(
         "initialization-error",
@@ -193,8 +201,8 @@ HIP_GROUPS: list[Group] = [
         "A kernel failed on the GPU: a device-side assertion fired (often an index out of range) or an earlier "
         "kernel crashed and later calls report it. HIP errors are reported asynchronously, so the Python frame "
         "shown may not be the faulty kernel; the context is unusable afterwards.",
-        "A GPU kernel faulted: rerun with AMD_SERIALIZE_KERNEL=3 to locate it, then avoid it with --enforce-eager or another --attention-backend.",
-        [SERIALIZE, EAGER, BACKEND, VERSIONS],
+        "A GPU kernel faulted: rerun with AMD_SERIALIZE_KERNEL=3 to locate it, then avoid it with --enforce-eager or another attention backend.",
+        [SERIALIZE, EAGER, *BACKEND, VERSIONS],
         kernel=True,
     ),
     Group(
@@ -204,8 +212,8 @@ HIP_GROUPS: list[Group] = [
         "A kernel read or wrote memory outside its buffers (hipErrorIllegalAddress). This pattern covers the forms "
         "other than PyTorch's `HIP error: ...`, which kernels.hip-error handles: Triton's, vLLM's custom all-reduce "
         "and the code name quoted by other callers.",
-        "A kernel accessed invalid memory: rerun with AMD_SERIALIZE_KERNEL=3, then try --enforce-eager, another --attention-backend or --disable-custom-all-reduce.",
-        [SERIALIZE, EAGER, BACKEND, CUSTOM_AR],
+        "A kernel accessed invalid memory: rerun with AMD_SERIALIZE_KERNEL=3, then try --enforce-eager, another attention backend or --disable-custom-all-reduce.",
+        [SERIALIZE, EAGER, *BACKEND, CUSTOM_AR],
         kernel=True,
         owner="kernels.hip-error",
     ),
@@ -216,7 +224,7 @@ HIP_GROUPS: list[Group] = [
         "A kernel aborted while running (hipErrorLaunchFailure). This pattern covers the forms other than PyTorch's "
         "`HIP error: unspecified launch failure` (kernels.hip-error).",
         "A kernel crashed: check dmesg for amdgpu faults, rerun with AMD_SERIALIZE_KERNEL=3, and try --enforce-eager.",
-        [DMESG, SERIALIZE, EAGER, BACKEND],
+        [DMESG, SERIALIZE, EAGER, *BACKEND],
         kernel=True,
         owner="kernels.hip-error",
     ),
@@ -257,8 +265,8 @@ HIP_GROUPS: list[Group] = [
         "A kernel was launched with a configuration the GPU cannot run: too many registers, too much shared (LDS) "
         "memory or too large a grid/block for this gfx target, typically a kernel tuned for another GPU or an "
         "unusual shape.",
-        "A kernel launch needs more resources than this GPU has: try another --attention-backend or --enforce-eager, check the build targets this GPU, upgrade vLLM.",
-        [SERIALIZE, BACKEND, EAGER, "Clear stale kernel caches: `rm -rf ~/.triton/cache`."],
+        "A kernel launch needs more resources than this GPU has: try another attention backend or --enforce-eager, check the build targets this GPU, upgrade vLLM.",
+        [SERIALIZE, *BACKEND, EAGER, "Clear stale kernel caches: `rm -rf ~/.triton/cache`."],
         kernel=True,
     ),
     Group(
@@ -302,7 +310,7 @@ HIP_GROUPS: list[Group] = [
         "(custom all-reduce) in containers without `--ipc=host`, or from a kernel launch configuration the GPU "
         "rejects.",
         "A HIP call got an invalid argument: rerun with AMD_SERIALIZE_KERNEL=3 to find it; try --disable-custom-all-reduce, and --ipc=host for containers.",
-        [SERIALIZE, CUSTOM_AR, "Run the container with `--ipc=host`.", BACKEND],
+        [SERIALIZE, CUSTOM_AR, "Run the container with `--ipc=host`.", *BACKEND],
     ),
     Group(
         "invalid-handle",
@@ -371,8 +379,8 @@ HSA_GROUPS: list[Group] = [
         "illegal memory access. The Python process dies without a traceback ('Fatal Python error: Aborted'), and "
         "vLLM then reports a dead worker or engine core. A kernel bug for this model/quantization/backend, HIP "
         "graph capture, or a kernel built for another gfx target are the usual causes.",
-        "A kernel faulted on the AMD GPU ({reason|memory access fault}): rerun with AMD_SERIALIZE_KERNEL=3 to find the kernel, try --enforce-eager and another --attention-backend, and check the ROCm versions.",
-        [SERIALIZE, EAGER, BACKEND, CUSTOM_AR, VERSIONS],
+        "A kernel faulted on the AMD GPU ({reason|memory access fault}): rerun with AMD_SERIALIZE_KERNEL=3 to find the kernel, try --enforce-eager and another attention backend, and check the ROCm versions.",
+        [SERIALIZE, EAGER, *BACKEND, CUSTOM_AR, VERSIONS],
         extra=[
             r"Memory access fault by GPU node-(?P<node>\d+) \(Agent handle: [^)\n]*\) on address (?P<address>0x[0-9a-fA-F]+|\(nil\))"
             r"(?:\(may not be exact address\))?\. Reason: (?P<reason>Page not present or supervisor privilege|"
@@ -425,8 +433,8 @@ HSA_GROUPS: list[Group] = [
         "A kernel needs more registers (VGPRs) than this AMD GPU provides",
         "A kernel was compiled to use more vector registers than the GPU has per wavefront, so it cannot be "
         "launched: a kernel built or tuned for another gfx target, or an unusual block size.",
-        "A kernel needs more VGPRs than the GPU has: try another --attention-backend or --enforce-eager, and make sure the build targets this GPU.",
-        [BACKEND, EAGER, ARCH],
+        "A kernel needs more VGPRs than the GPU has: try another attention backend or --enforce-eager, and make sure the build targets this GPU.",
+        [*BACKEND, EAGER, ARCH],
     ),
     Group(
         "hsa-invalid-code-object",

@@ -173,15 +173,18 @@ CHECKED = (
 )
 
 
+ALONE = "alone = false  # NVML's texts (`Unknown Error`, `Not Supported`) say nothing without the NVMLError type"
+
+
 def render(block: dict) -> str:
-    """pattern_toml, plus the optional `frames` field (which _toml does not write) after `match`."""
-    text = pattern_toml(block)
+    """pattern_toml, plus `alone = false` before `match` and the optional `frames` field after it (fields
+    _toml does not write)."""
+    lines = pattern_toml(block).split("\n")
+    at = next(i for i, line in enumerate(lines) if line.startswith("match = "))
     if block.get("frames"):
-        lines = text.split("\n")
-        at = next(i for i, line in enumerate(lines) if line.startswith("match = "))
         lines.insert(at + 1, f"frames = '{block['frames']}'")
-        text = "\n".join(lines)
-    return text
+    lines.insert(at, ALONE)
+    return "\n".join(lines)
 
 
 def load(path: Path):  # type: ignore[no-untyped-def]
