@@ -37,11 +37,14 @@ FILES = [
     "vllm/entrypoints/openai/api_server.py",
     "vllm/utils/argparse_utils.py",
 ]
+# `--config` was first added by vllm/scripts.py (0.6), a file outside FILES.
+CONFIG_ELSEWHERE = {"0.6.6.post1"}
 ADD_ARGUMENT = re.compile(r"""add_argument\(\s*['"](--[a-z0-9][a-z0-9-]*)['"]""")
 
 # flag -> what to do instead. `use` is one sentence (with the replacement flag of 0.33 when there is one),
 # `why` says what happened to the option, `set`/`unset` are the fix as data (vLLM argument names).
-# A `{value}` placeholder is the value the user gave the removed flag.
+# A `{value}` placeholder is the value the user gave the removed flag. `steps` (optional) are extra fix steps,
+# release-qualified (`[>=0.11] ...`) when the replacement differs between the releases of the range.
 REPLACEMENTS: dict[str, dict[str, object]] = {
     "--image-feature-size": {"why": "The early vision-language options were removed; the model's processor now describes its image inputs.", "use": "Drop {flag}: vLLM reads the image settings from the model's processor config."},
     "--image-input-shape": {"why": "The early vision-language options were removed; the model's processor now describes its image inputs.", "use": "Drop {flag}: vLLM reads the image settings from the model's processor config."},
@@ -49,7 +52,9 @@ REPLACEMENTS: dict[str, dict[str, object]] = {
     "--image-token-id": {"why": "The early vision-language options were removed; the model's processor now describes its image inputs.", "use": "Drop {flag}: vLLM reads the image settings from the model's processor config."},
     "--engine-use-ray": {"why": "Running the engine itself as a Ray actor was removed.", "use": "Drop {flag}; for multi-GPU / multi-node with Ray use `--distributed-executor-backend ray`."},
     "--worker-use-ray": {"why": "The option was replaced by the executor choice.", "use": "Use `--distributed-executor-backend ray` instead of {flag}.", "set": {"distributed_executor_backend": "ray"}},
-    "--max-context-len-to-capture": {"why": "It was renamed --max-seq-len-to-capture (0.6-0.10), which was removed too; CUDA-graph sizes are now set through the compilation config.", "use": "Drop {flag}; to bound CUDA-graph capture use `--max-cudagraph-capture-size N`."},
+    "--max-context-len-to-capture": {"why": "It was renamed --max-seq-len-to-capture (0.6-0.10), which was removed too; CUDA-graph sizes are now set through the compilation config.", "use": "Drop {flag}; the steps name the option that bounds CUDA-graph capture in your release.",
+                                     "steps": ["[<0.11] Bound CUDA-graph capture with the renamed option: `--max-seq-len-to-capture N`.",
+                                               "[>=0.11] Bound CUDA-graph capture with `--max-cudagraph-capture-size N` (or list the sizes with `--cudagraph-capture-sizes`)."]},
     "--max-seq-len-to-capture": {"why": "Removed in 0.11 with the V0 engine; CUDA-graph capture sizes are now set through the compilation config.", "use": "Drop {flag}; to bound CUDA-graph capture use `--max-cudagraph-capture-size N` (or `--cudagraph-capture-sizes`)."},
     "--quantization-param-path": {"why": "FP8 KV-cache scales are read from the checkpoint instead of a separate JSON file.", "use": "Drop {flag}; use a checkpoint that contains its KV-cache scales (or keep `--kv-cache-dtype fp8` with default scales)."},
     "--disable-logprobs-during-spec-decoding": {"why": "It belonged to the V0 speculative-decoding worker, which was removed.", "use": "Drop {flag}."},
@@ -88,7 +93,7 @@ REPLACEMENTS: dict[str, dict[str, object]] = {
     "--guided-decoding-disable-any-whitespace": {"why": "Guided decoding was renamed structured outputs in 0.11; its options moved into --structured-outputs-config.", "use": "Use `--structured-outputs-config '{\"backend\": \"xgrammar\", \"disable_any_whitespace\": true}'` instead of {flag}."},
     "--guided-decoding-disable-fallback": {"why": "Guided decoding was renamed structured outputs in 0.11; its options moved into --structured-outputs-config.", "use": "Use `--structured-outputs-config '{\"backend\": \"xgrammar\", \"disable_fallback\": true}'` instead of {flag} (check `vllm serve --help=structured-outputs-config` for the keys of your release)."},
     "--preemption-mode": {"why": "Swap-based preemption belonged to the V0 engine, removed in 0.11; V1 always recomputes preempted requests.", "use": "Drop {flag}."},
-    "--rope-scaling": {"why": "RoPE overrides go through the generic Hugging Face config override since 0.11.", "use": "Move the value of {flag} ({value|not shown}) into the Hugging Face config override: `--hf-overrides '{\"rope_parameters\": {\"rope_type\": \"yarn\", \"factor\": 4.0, \"original_max_position_embeddings\": 32768}}'` (key `rope_scaling` on releases that use Transformers v4)."},
+    "--rope-scaling": {"why": "RoPE overrides go through the generic Hugging Face config override since 0.11.", "use": "Drop {flag} and move its value ({value|not shown}) into the Hugging Face config override: `--hf-overrides '{\"rope_parameters\": {\"rope_type\": \"yarn\", \"factor\": 4.0, \"original_max_position_embeddings\": 32768}}'` (key `rope_scaling` on releases that use Transformers v4)."},
     "--rope-theta": {"why": "RoPE overrides go through the generic Hugging Face config override since 0.11.", "use": "Use `--hf-overrides '{\"rope_theta\": {value|1000000}}'` instead of {flag} (inside `rope_parameters` with Transformers v5)."},
     "--scheduler-delay-factor": {"why": "The scheduler delay factor belonged to the V0 scheduler, removed in 0.11.", "use": "Drop {flag}."},
     "--eplb-log-balancedness": {"why": "The EPLB options were folded into --eplb-config in 0.12.", "use": "Use `--eplb-config '{\"log_balancedness\": true}'` (with `--enable-eplb`) instead of {flag}."},
@@ -101,7 +106,7 @@ REPLACEMENTS: dict[str, dict[str, object]] = {
     "--cuda-graph-sizes": {"why": "It was renamed --cudagraph-capture-sizes (deprecated in 0.11, removed in 0.13).", "use": "Use `--cudagraph-capture-sizes {value|1 2 4 8}` instead of {flag}."},
     "--disable-mm-preprocessor-cache": {"why": "Deprecated in 0.10 and removed in 0.13 in favour of a cache size.", "use": "Use `--mm-processor-cache-gb 0` instead of {flag}.", "set": {"mm_processor_cache_gb": "0"}},
     "--enable-multimodal-encoder-data-parallel": {"why": "Deprecated in 0.10 and removed in 0.13 in favour of a mode option.", "use": "Use `--mm-encoder-tp-mode data` instead of {flag}.", "set": {"mm_encoder_tp_mode": "data"}},
-    "--task": {"why": "`--task` was replaced by `--runner` (generate / pooling) and `--convert` (embed / classify / ...) in 0.10 and removed in 0.13.", "use": "Replace `--task {value|<task>}`: for generation drop it (or `--runner generate`); for embedding/reranking/reward models use `--runner pooling`, adding `--convert embed` or `--convert classify` to adapt a generative checkpoint."},
+    "--task": {"why": "`--task` was replaced by `--runner` (generate / pooling) and `--convert` (embed / classify / ...) in 0.10 and removed in 0.13.", "use": "Drop `--task {value|<task>}`: for generation nothing else is needed (`--runner generate` is the default); for embedding/reranking/reward models use `--runner pooling`, adding `--convert embed` or `--convert classify` to adapt a generative checkpoint."},
     "--logits-processor-pattern": {"why": "Loading logits processors by a request-supplied module pattern was removed in 0.17.", "use": "Drop {flag}; register logits processors at startup with `--logits-processors <qualified.name>`."},
     "--use-gpu-for-pooling-score": {"why": "The option existed only in 0.17.", "use": "Drop {flag}."},
     "--swap-space": {"why": "CPU swap space for preempted requests belonged to the V0 engine's swap preemption and was removed in 0.18.", "use": "Drop {flag}; to keep KV cache in CPU memory use KV offloading (`--kv-offloading-size <GiB>`), to offload weights `--cpu-offload-gb`."},
@@ -167,6 +172,16 @@ def minor(version: str) -> str:
     return ".".join(version.split(".")[:2])
 
 
+def remove_steps(table: dict[str, list[str]], vers: list[str], gone: str) -> list[str]:
+    """Where to take the flag off; the `--config` YAML file only for releases that have `--config`."""
+    config = [v for v in vers if v in table.get("--config", []) or v in CONFIG_ELSEWHERE]
+    if gone in config:
+        return ["Remove it from every place that adds options: the command line, a `--config` YAML file, a "
+                "launcher script or a Helm/compose file."]
+    return ["Remove it from every place that adds options: the command line, a launcher script or a Helm/compose file.",
+            f"[>={minor(config[0])}] Remove it from the YAML file given to `--config` too, if there is one."]
+
+
 def build() -> str:
     vers = releases()
     current = spec_flags(CURRENT)
@@ -212,7 +227,8 @@ def build() -> str:
                     "docs": "https://docs.vllm.ai/en/latest/cli/serve.html",
                     "summary": use,
                     "steps": [
-                        "Remove it from every place that adds options: the command line, a `--config` YAML file, a launcher script or a Helm/compose file.",
+                        *[str(step).replace("{flag}", flag) for step in entry.get("steps", [])],  # type: ignore[attr-defined]
+                        *remove_steps(table, vers, gone),
                         "List what the installed release accepts: `vllm serve --help=all`, or `vllm serve --help=<word>` to search.",
                     ],
                     "set": entry.get("set", {}),

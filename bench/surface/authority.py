@@ -100,6 +100,8 @@ def message_problems(index: SurfaceIndex, pattern: Pattern) -> list[str]:
         releases = _releases(index, pattern.source.versions)
     except BadRange as exc:
         return [f"source.versions: {exc}"]
+    if not releases:
+        return []  # a pattern of releases older than the index (0.1-0.3): nothing to hold it to
     # A reworded message has one example per wording, each in its own releases: together they must cover
     # the range, and each must be in some release (an example no release has misquotes vLLM).
     covered: set[str] = set()
