@@ -59,7 +59,8 @@ KNOWN: dict[str, dict[str, object]] = {
         "slug": "param",
         "title": "HCCL rejected a parameter (error code 1)",
         "explanation": "An argument passed to HCCL was invalid: most often a rank or world size that does not match the communicator (ranks started with different parallel sizes, a rank table that disagrees with the processes), a device id outside the visible devices, or a tensor type the operation does not take.",
-        "steps": ["Start every rank with the same parallel sizes (`--tensor-parallel-size`, `--pipeline-parallel-size`, `--data-parallel-size`) and check that each rank's device is visible to it.", PLOG_STEP],
+        # --data-parallel-size exists from vLLM 0.8 on: its own qualified step (the summary is step 1).
+        "steps": ["Start every rank with the same parallel sizes (`--tensor-parallel-size`, `--pipeline-parallel-size`) and check that each rank's device is visible to it.", "[>=0.8] With data parallelism, the same `--data-parallel-size` on every rank too.", PLOG_STEP],
     },
     "HCCL_E_PTR": {
         "slug": "null-pointer",
