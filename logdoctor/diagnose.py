@@ -17,7 +17,7 @@ from logdoctor.launch.tracker import Launch
 from logdoctor.library import qualified
 from logdoctor.library.matcher import Library, Match
 from logdoctor.library.schema import Pattern
-from logdoctor.model import SEVERITY_ORDER, ErrorInfo, EvidenceLine, Finding, Fix
+from logdoctor.model import SEVERITY_ORDER, ErrorInfo, EvidenceLine, Finding, Fix, Role
 from logdoctor.records import Record
 from logdoctor.surface import SurfaceHit
 
@@ -28,6 +28,8 @@ MAX_ERROR_MESSAGE = 4000
 _PLACEHOLDER = re.compile(r"\{(\w+)(?:\|([^{}]*))?\}")
 _NUMBERS = re.compile(r"0x[0-9a-fA-F]+|\d+")
 _TEMPLATE_FIELD = re.compile(r"\{[^{}]*\}")
+# A line of Python's warnings module: `/path/torchvision/io/image.py:13: UserWarning: Failed to load ...`.
+_PYTHON_WARNING = re.compile(r"\S+\.py:\d+: [A-Z]\w*Warning: ")
 # What varies between two reports of one error: numbers, paths, quoted values, punctuation.
 _SEARCH_NOISE = re.compile(r"'[^']*'|\"[^\"]*\"|\S*/\S*|0x[0-9a-fA-F]+|[\d.]+\w*|[^\w\s-]")
 # Frames that show a traceback ended a process, not a request: the script's top level, a
@@ -149,7 +151,10 @@ def _diagnose(event: Event, library: Library, launch: int, version: str | None =
     else:
         match = library.match_line(record)
     if match is not None:
-        return _finding(event, match, launch, _event_severity(event, match.pattern), version)
+        severity = _event_severity(event, match.pattern)
+        if severity == "error" and _PYTHON_WARNING.match(record.message):
+            severity = "warning"  # what the warnings module printed (`x.py:13: UserWarning: ...`) is a warning
+        return _finding(event, match, launch, severity, version)
     if record.level in ("ERROR", "CRITICAL") or record.kind == "raw":
         severity = "error" if record.level == "CRITICAL" else "warning"
         hit = _surface_hit(library, record.message, None, version, standing_alone=record.kind == "raw")
@@ -274,7 +279,7 @@ def _unrecognized(event: Event, exc: RaisedException | None, launch: int, severi
     return Finding(
         rule=UNRECOGNIZED,
         severity=severity,  # type: ignore[arg-type]
-        role="request" if _logged_by_request_handler(event) else "cause",
+        role=_unrecognized_role(event, error),
         title=f"Unrecognized error: {_shorten(first_line, 120)}",
         primary=False,
         source=event.record.line.source,
@@ -387,6 +392,14 @@ def _surface_finding(
         docs=url,
         truncated=event.truncated,
     )
+
+
+def _unrecognized_role(event: Event, error: ErrorInfo) -> Role:
+    """A failed request's error is a request's; an exception with no message (a bare `TimeoutError`,
+    `CancelledError`) names no cause of its own and yields to any finding that does."""
+    if _logged_by_request_handler(event):
+        return "request"
+    return "cause" if error.message else "consequence"
 
 
 def _cut_traceback(event: Event, cut: RaisedException, launch: int, severity: str) -> Finding:

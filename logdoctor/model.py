@@ -11,6 +11,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 Severity = Literal["error", "warning", "info"]
+Role = Literal["cause", "consequence", "wrapper", "benign", "request"]
 SEVERITY_ORDER: dict[str, int] = {"error": 0, "warning": 1, "info": 2}
 
 
@@ -54,7 +55,7 @@ class Finding(_Model):
     severity: Severity
     title: str
     primary: bool = Field(description="The root cause of its launch (exactly one per launch with findings)")
-    role: Literal["cause", "consequence", "wrapper", "benign", "request"] = "cause"
+    role: Role = "cause"
     source: str = Field(description="Path of the log, or `-` for standard input")
     lines: tuple[int, int] = Field(description="First and last line of the evidence")
     launch: int = Field(description="1-based index of the launch (server start) within the source")

@@ -263,3 +263,26 @@ def test_a_refused_option_gets_the_nearest_real_options_of_its_release() -> None
     (finding,) = diagnose_text(log, library)
     assert finding.fix.steps[0].startswith("Did you mean --tensor-parallel-size?")
     assert not any("--max-model-len" in s for s in finding.fix.steps)  # a known option in another spelling
+
+
+def test_an_exception_without_a_message_yields_to_a_finding_that_names_a_cause(library: Library) -> None:
+    log = (
+        "ERROR 07-13 15:07:34 async_llm_engine.py:616] Engine iteration timed out. This should never happen!\n"
+        "ERROR 07-13 15:07:34 async_llm_engine.py:53] Engine background task failed\n"
+        "ERROR 07-13 15:07:34 async_llm_engine.py:53] Traceback (most recent call last):\n"
+        'ERROR 07-13 15:07:34 async_llm_engine.py:53]   File "/v/vllm/engine/async_timeout.py", line 178, in _do_exit\n'
+        "ERROR 07-13 15:07:34 async_llm_engine.py:53]     raise asyncio.TimeoutError\n"
+        "ERROR 07-13 15:07:34 async_llm_engine.py:53] asyncio.exceptions.TimeoutError\n"
+    )
+    (root,) = primary(diagnose_text(log, library))
+    assert root.rule == "engine.v0-iteration-timeout"
+
+
+def test_a_python_warning_line_is_a_warning_whatever_it_quotes(library: Library) -> None:
+    line = (
+        "/venv/lib/python3.10/site-packages/torchvision/io/image.py:13: UserWarning: Failed to load image Python "
+        "extension: '/venv/lib/python3.10/site-packages/torchvision/image.so: undefined symbol: "
+        "_ZN3c1017RegisterOperatorsD1Ev'If you don't plan on using image functionality from `torchvision.io`, "
+        "you can ignore this warning.\n"
+    )
+    assert {f.severity for f in diagnose_text(line, library)} <= {"warning", "info"}
