@@ -71,6 +71,10 @@ _PYDANTIC_KIND = {"Value error, ": "ValueError", "Assertion failed, ": "Assertio
 LineKind = Literal["tb_start", "frame", "chain", "blank", "indented", "other"]
 
 
+def _indent(text: str) -> int:
+    return len(text) - len(text.lstrip())
+
+
 def classify(message: str) -> LineKind:
     if not message or message.isspace():
         return "blank"
@@ -276,18 +280,21 @@ class _TracebackReader:
                     self.start_exception(record, match["type"], match["msg"] or "")
                     self.state = "exception"
             return
+        if self.state == "frames" and kind == "indented" and self._dedented_exception(message):
+            next_state = "exception"  # the whole traceback is indented (Ray's remote tracebacks, a paste)
         previous, self.state = self.state, next_state
         if previous == "exception" and kind == "frame":
-            self._retract_exception()
+            if not self._real_exception():
+                self._retract_exception()
             self._add_frame(record)
         elif next_state == "frames" and kind == "tb_start":
             self.current = None
         elif kind == "frame":
             self._add_frame(record)
-        elif kind == "indented" and previous == "frames":
+        elif kind == "indented" and previous == "frames" and next_state == "frames":
             self._add_code(record)
         elif previous == "frames" and next_state == "exception":
-            match = _EXCEPTION_LINE.fullmatch(message)
+            match = _EXCEPTION_LINE.fullmatch(message.strip())
             if match:
                 self.start_exception(record, match["type"], match["msg"] or "")
             else:
@@ -296,6 +303,22 @@ class _TracebackReader:
             self.pydantic_open = False
         elif kind == "indented" and next_state == "exception":
             self._extend_message(record, indented=True)
+
+    def _dedented_exception(self, message: str) -> bool:
+        """An indented line that stands left of the frames above it and has an exception's shape is the
+        exception line of a traceback printed indented as a whole (frames at N+2, code at N+4, the
+        exception at N): source code stands right of its frame."""
+        frames = self._frames
+        if not frames:
+            return False
+        frame_indent = _indent(frames[-1].records[0].message)
+        return _indent(message) < frame_indent and self.bare_exception.fullmatch(message.strip()) is not None
+
+    def _real_exception(self) -> bool:
+        """Is the exception line before this frame an exception (`FileNotFoundError: [Errno 2] ...`, a
+        traceback the user cut before its chain sentence), not source code a viewer unindented (`raise`)?"""
+        record = self.current.record if self.current is not None else None
+        return record is not None and self.bare_exception.fullmatch(record.message.strip()) is not None
 
     def _add_frame(self, record: Record) -> None:
         match = _FRAME.fullmatch(record.message)

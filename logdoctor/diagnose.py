@@ -191,7 +191,9 @@ def _diagnose_exceptions(event: Event, library: Library, launch: int, version: s
             finding.severity, finding.role = "error", "cause"
         return finding
     unknown = next((exc for exc, m in found if m is None and exc.type), None)
-    fatal_severity = "error" if _is_fatal(event) else "warning"
+    # An exception no pattern knows is as serious as the wrapper around it that one does.
+    wrapped = any(m is not None and m.pattern.severity == "error" for _, m in found)
+    fatal_severity = "error" if _is_fatal(event) or wrapped else "warning"
     if unknown is not None:
         # vLLM raised it, and no pattern knows it: the index of vLLM's error surface says where and why.
         for exc in (exc for exc, m in found if m is None and exc.type):

@@ -266,3 +266,34 @@ def test_multi_paragraph_message_and_its_chain_stay_one_event() -> None:
     )
     assert [e.short_type for e in event.exceptions] == ["GatedRepoError", "OSError"]
     assert event.exceptions[0].message.endswith("Cannot access gated repo for url https://example.invalid/config.json.")
+
+
+def test_a_traceback_printed_indented_as_a_whole_keeps_its_exception_line() -> None:
+    # Ray prints a remote task's traceback indented; so do pastes of it.
+    from logdoctor.api import diagnose_lines
+
+    lines = [
+        '            File "/usr/lib/python3.10/concurrent/futures/_base.py", line 451, in result',
+        "              return self.__get_result()",
+        '            File "/v/vllm/model_executor/layers/quantization/awq.py", line 12, in get_config',
+        "              raise ValueError(",
+        "          ValueError: torch.bfloat16 is not supported for quantization method awq. Supported dtypes: [torch.float16]",
+    ]
+    (finding,) = diagnose_lines(lines)
+    assert finding.error.type == "ValueError" and "bfloat16" in finding.error.message
+
+
+def test_an_exception_line_before_a_frame_is_kept_when_the_user_cut_the_chain_sentence() -> None:
+    from logdoctor.api import diagnose_lines
+
+    lines = [
+        "Traceback (most recent call last):",
+        '  File "/v/vllm/lora/models.py", line 210, in from_local_checkpoint',
+        "    with open(lora_config_path) as f:",
+        "FileNotFoundError: [Errno 2] No such file or directory: 'org/adapter/adapter_config.json'",
+        '  File "/v/vllm/lora/worker_manager.py", line 161, in _load_lora',
+        "    raise RuntimeError(",
+        "RuntimeError: Loading lora org/adapter failed",
+    ]
+    types = [f.error.type for f in diagnose_lines(lines) if f.primary]
+    assert types == ["FileNotFoundError"]
