@@ -39,13 +39,16 @@ PROMPTS = [
     "Rewrite this paragraph so that it sounds more formal.",
     "Why does pip say ERROR: Could not find a version that satisfies the requirement?",
 ]
+# Warnings a serving vLLM prints, and the rule a tool should report each as (None: nothing to report).
+# The preemption warning is vLLM's own (V0 scheduler.py): frequent preemption is worth a warning.
 WARNINGS = [
-    "[protocol.py:118] The following fields were present in the request but ignored: {{'stream_options'}}",
-    "[serving.py:211] max_tokens 8192 is too large for the prompt length 3000; it was lowered to 5192",
-    "[scheduler.py:412] Sequence group chatcmpl-{rid} is preempted by PreemptionMode.RECOMPUTE mode because "
-    "there is not enough KV cache space. This can affect the end-to-end performance. Increase "
-    "gpu_memory_utilization or tensor_parallel_size to provide more KV cache memory.",
-    "[tokenizer.py:301] Failed to decode token 151643 of request chatcmpl-{rid}; replaced it with ''",
+    ("[protocol.py:118] The following fields were present in the request but ignored: {{'stream_options'}}", None),
+    ("[serving.py:211] max_tokens 8192 is too large for the prompt length 3000; it was lowered to 5192", None),
+    ("[scheduler.py:412] Sequence group chatcmpl-{rid} is preempted by PreemptionMode.RECOMPUTE mode because "
+     "there is not enough KV cache space. This can affect the end-to-end performance. Increase "
+     "gpu_memory_utilization or tensor_parallel_size to provide more KV cache memory.",
+     "memory.v0-kv-cache-preemption"),
+    ("[tokenizer.py:301] Failed to decode token 151643 of request chatcmpl-{rid}; replaced it with ''", None),
 ]
 
 
@@ -178,10 +181,11 @@ def serve_line(w: Writer) -> None:
                f"{rng.uniform(0, 80):.1f}%")
 
 
-def warning_line(w: Writer) -> None:
-    text = w.rng.choice(WARNINGS).format(rid=f"{w.rng.getrandbits(64):016x}")
-    where, message = text.split(" ", 1)
-    w.emit(w.prefix("APIServer", w.api, "WARNING", where) + message)
+def warning_line(w: Writer) -> Planted | None:
+    template, rule = w.rng.choice(WARNINGS)
+    where, message = template.format(rid=f"{w.rng.getrandbits(64):016x}").split(" ", 1)
+    line = w.emit(w.prefix("APIServer", w.api, "WARNING", where) + message)
+    return Planted(rule, 0, line, line, "APIServer") if rule else None
 
 
 def frames(w: Writer, emit: Callable[[str], int], stack: list[tuple[str, int, str, str]]) -> None:
@@ -272,7 +276,8 @@ def crash(w: Writer) -> list[Planted]:
                 spans[name].append(w.emit(pending.pop(0)))
         step += 1
     rules = {
-        "Worker_TP1": "memory.cuda-oom", "EngineCore_DP0": "engine.worker-failed", "APIServer": "engine.engine-dead",
+        # The worker ran out of memory in execute_model, while serving: the phase-specific rule.
+        "Worker_TP1": "memory.oom-serving", "EngineCore_DP0": "engine.worker-failed", "APIServer": "engine.engine-dead",
     }
     return [Planted(rules[name], 0, lines[0], lines[-1], name) for name, lines in spans.items()]
 
@@ -307,7 +312,12 @@ def generate(out, size: int, seed: int, error_heavy: bool) -> tuple[int, list[Pl
                 found.launch = launch
                 planted.append(found)
             elif roll < p_error + p_warning:
-                warning_line(w)
+                warned = warning_line(w)
+                # Two records with the same header on consecutive lines are one record in vLLM's format.
+                follows = bool(planted) and planted[-1].last == w.lines - 1
+                if warned is not None and not (follows and planted[-1].rule == warned.rule):
+                    warned.launch = launch
+                    planted.append(warned)
             else:
                 serve_line(w)
         if launch < launches or error_heavy:

@@ -224,7 +224,8 @@ def _event_severity(event: Event, pattern: Pattern) -> str:
 
 
 # vLLM logs a failed request's traceback at ERROR from its OpenAI serving modules; the server lives on.
-_REQUEST_HANDLERS = re.compile(r"serving_\w+\.py:\d+")
+# (0.33 moved them to entrypoints/openai/<endpoint>/serving.py.)
+_REQUEST_HANDLERS = re.compile(r"serving(?:_\w+)?\.py:\d+")
 
 
 def _logged_by_request_handler(event: Event) -> bool:

@@ -29,15 +29,20 @@ Two steps, the second only where the first fires:
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from logdoctor import assemble, cache
 from logdoctor.framing import clean
 from logdoctor.launch import header, tracker
-from logdoctor.library.literals import MIN_LITERAL, required_literals
+from logdoctor.library.literals import MIN_LITERAL, Literals, required_literals
+from logdoctor.library.matcher import QUIET_LEVELS
 
 if TYPE_CHECKING:
     from logdoctor.library.matcher import Library
@@ -65,6 +70,8 @@ _LOGGER_HEADER = re.compile(
 )
 _EVENT_LEVEL_NAMES = (*assemble.EVENT_LEVELS, "WARN")
 _QUIET_LEVEL_NAMES = ("DEBUG", "INFO")
+# A plain (uncoloured) vLLM INFO/DEBUG record, as bytes: `(APIServer pid=1) INFO 11-30 10:00:00 [x.py:1] `.
+_QUIET_RECORD = re.compile(rb"(?:\([^()\n]*pid=\d+[^()\n]*\) )?(?:INFO|DEBUG) \d\d-\d\d \d\d:\d\d:\d\d")
 
 Confirm = Literal["level", "message", "alone"]
 
@@ -100,17 +107,19 @@ def triggers_for(library: Library) -> list[Trigger]:
             triggers.append(Trigger(CONTEXT + "(?:" + _strip_group_names(regex) + ")", False, "message", regex))
         else:  # a byte-level engine cannot read `█` in a class: its literals, then step 2
             triggers += _literal_triggers(regex, "message")
-    searched = list(tracker.SEARCHED)
+    for regex in tracker.SEARCHED:
+        triggers += _literal_triggers(regex, None, required_literals(regex))
     for pattern in library.line_patterns:
         if pattern.levels and set(pattern.levels) <= set(assemble.EVENT_LEVELS):
             continue  # its lines carry a level the level trigger already finds
-        searched.append(pattern.match)
-    for regex in searched:
-        triggers += _literal_triggers(regex, None)
-    # An exception's message can stand alone on a raw line or a WARNING+ record (library.match_message),
+        # An error's or warning's pattern does not read INFO/DEBUG records unless its levels say so
+        # (matcher.QUIET_LEVELS): its hits there are logged prompts, confirmed away in step 2.
+        reads_quiet = pattern.severity == "info" or bool(set(pattern.levels) & QUIET_LEVELS)
+        triggers += _literal_triggers(pattern.match, None if reads_quiet else "alone", library.literals_of(pattern))
+    # An exception's message can stand alone on a raw line or a WARNING+ record (library.match_record),
     # not in a DEBUG or INFO record (where a logged prompt quotes errors all day).
     for pattern in library.message_patterns:
-        triggers += _literal_triggers(pattern.match, "alone")
+        triggers += _literal_triggers(pattern.match, "alone", library.literals_of(pattern))
     # ... and so can a vLLM message no pattern knows, which the index of vLLM's error surface explains:
     # every rendering of an indexed message holds its anchors.
     surface = library.surface()
@@ -119,8 +128,8 @@ def triggers_for(library: Library) -> list[Trigger]:
     return triggers
 
 
-def _literal_triggers(regex: str, confirm: Confirm | None) -> list[Trigger]:
-    found = required_literals(regex)
+def _literal_triggers(regex: str, confirm: Confirm | None, found: Literals | None = None) -> list[Trigger]:
+    found = found if found is not None else required_literals(regex)
     texts = sorted(t for t in found.texts if "\n" not in t) if found else []
     if found is None or not texts or min(len(t) for t in texts) < MIN_LITERAL:
         raise NoPrefilter(f"no literal of {MIN_LITERAL}+ characters is required by {regex[:80]!r}")
@@ -140,9 +149,12 @@ class _Confirmation:
     """Step 2: on one hit line, the condition its trigger left open."""
 
     def __init__(self, message_starts: Sequence[str]) -> None:
+        self.starts = list(message_starts)
         self._starts = re.compile("|".join(f"(?:{_strip_group_names(r)})" for r in message_starts))
 
     def __call__(self, kind: Confirm, raw: bytes) -> bool:
+        if kind == "alone" and _QUIET_RECORD.match(raw):
+            return False  # the common case, a plain INFO/DEBUG record, without decoding the line
         text = clean(raw.decode("utf-8", "replace"))
         record = _RECORD_PREFIX.match(text)
         at = record.end() if record else 0
@@ -161,21 +173,42 @@ class Prefilter:
     """line_starts(buffer, start, end): offsets of the lines in buffer[start:end] a trigger fires on."""
 
     def __init__(self, triggers: list[Trigger]) -> None:
+        import hyperscan
+
         self._confirm_kind = [t.confirm for t in triggers]
         self._confirmation = _Confirmation([t.source for t in triggers if t.confirm == "message"])
-        self._engine = _HyperscanEngine(triggers)
+        self._engine = _HyperscanEngine(_cached_database(hyperscan, triggers))
 
     @classmethod
     def for_library(cls, library: Library) -> Prefilter | None:
         """None when Hyperscan is not installed (no pure-Python scan of the triggers is faster than
         reading every line: one `re` alternation of them ran at 8 MB/s, the core alone at 14), or when
-        a pattern requires no literal."""
+        a pattern requires no literal.
+
+        Deriving twenty thousand triggers (and loading the error-surface index for its anchors) costs
+        seconds; a library loaded from its cache (library.fingerprint) finds its prefilter cached too."""
         if not hyperscan_available():
             return None
+        import hyperscan
+
+        plan = _cached_plan(hyperscan, library) if library.fingerprint else None
+        if plan is not None:
+            return plan
         try:
-            return cls(triggers_for(library))
+            prefilter = cls(triggers_for(library))
         except NoPrefilter:
             return None
+        if library.fingerprint:
+            _save_plan(hyperscan, library, prefilter)
+        return prefilter
+
+    @classmethod
+    def _restored(cls, kinds: list[Confirm | None], starts: list[str], database: Any) -> Prefilter:
+        prefilter = cls.__new__(cls)
+        prefilter._confirm_kind = kinds
+        prefilter._confirmation = _Confirmation(starts)
+        prefilter._engine = _HyperscanEngine(database)
+        return prefilter
 
     def line_starts(self, buffer: bytes, start: int, end: int) -> list[int]:
         starts: list[int] = []
@@ -203,16 +236,11 @@ class Prefilter:
 
 
 class _HyperscanEngine:
-    def __init__(self, triggers: list[Trigger]) -> None:
+    def __init__(self, database: Any) -> None:
         import hyperscan
 
-        flags = []
-        for trigger in triggers:
-            # PREFILTER: Hyperscan may widen a construct it cannot build exactly, never narrow it.
-            flag = hyperscan.HS_FLAG_MULTILINE | hyperscan.HS_FLAG_PREFILTER
-            flags.append(flag | hyperscan.HS_FLAG_CASELESS if trigger.caseless else flag)
-        self._database = _cached_database(hyperscan, [t.regex.encode() for t in triggers], flags)
-        self._scratch = hyperscan.Scratch(self._database)
+        self._database = database
+        self._scratch = hyperscan.Scratch(database)
 
     def matches(self, data: memoryview) -> list[tuple[int, int]]:
         found: list[tuple[int, int]] = []
@@ -226,9 +254,23 @@ class _HyperscanEngine:
         return found
 
 
-def _cached_database(hyperscan: Any, expressions: list[bytes], flags: list[int]) -> Any:
+def _hyperscan_flags() -> int:
+    # PREFILTER: Hyperscan may widen a construct it cannot build exactly, never narrow it.
+    try:
+        import hyperscan
+    except ImportError:
+        return 0
+    return int(hyperscan.HS_FLAG_MULTILINE | hyperscan.HS_FLAG_PREFILTER)
+
+
+_FLAGS = _hyperscan_flags()
+
+
+def _cached_database(hyperscan: Any, triggers: list[Trigger]) -> Any:
     """Building the database takes a sixth of a second; loading a serialized one, microseconds. It is kept
     in logdoctor's cache (cache.py), keyed by the expressions and Hyperscan's version."""
+    expressions = [t.regex.encode() for t in triggers]
+    flags = [_FLAGS | hyperscan.HS_FLAG_CASELESS if t.caseless else _FLAGS for t in triggers]
     path = cache.path_for("prefilter", cache.key_of(hyperscan.__version__, expressions, flags), ".hsdb")
     stored = cache.read(path)
     if stored is not None:
@@ -240,6 +282,41 @@ def _cached_database(hyperscan: Any, expressions: list[bytes], flags: list[int])
     database.compile(expressions=expressions, ids=list(range(len(expressions))), flags=flags)
     cache.write(path, hyperscan.dumpb(database))
     return database
+
+
+def _plan_path(hyperscan: Any, library: Library) -> Any:
+    """Where a library's whole prefilter is kept: keyed by the library (its files and the code that
+    validates them: library.fingerprint), the code that derives triggers, the error-surface index it
+    takes anchors from, and Hyperscan's version."""
+    from importlib import resources
+
+    from logdoctor import surface
+
+    code = [Path(m.__file__ or "").read_bytes() for m in (sys.modules[__name__], assemble, tracker, header)]
+    try:
+        index = resources.files(surface).joinpath("vllm-surface.json.gz").read_bytes()
+    except OSError:
+        index = b""
+    key = cache.key_of(library.fingerprint, hyperscan.__version__, code, hashlib.sha256(index).hexdigest())
+    return cache.path_for("prefilterplan", key, ".hsdb")
+
+
+def _cached_plan(hyperscan: Any, library: Library) -> Prefilter | None:
+    stored = cache.read(_plan_path(hyperscan, library))
+    if stored is None:
+        return None
+    try:
+        head, _, body = stored.partition(b"\n")
+        plan = json.loads(head)
+        return Prefilter._restored(plan["kinds"], plan["starts"], hyperscan.loadb(body, hyperscan.HS_MODE_BLOCK))
+    except Exception:  # noqa: BLE001 - a damaged plan means: build it
+        return None
+
+
+def _save_plan(hyperscan: Any, library: Library, prefilter: Prefilter) -> None:
+    plan = {"kinds": prefilter._confirm_kind, "starts": prefilter._confirmation.starts}
+    data = json.dumps(plan).encode() + b"\n" + hyperscan.dumpb(prefilter._engine._database)
+    cache.write(_plan_path(hyperscan, library), data)
 
 
 def hyperscan_available() -> bool:

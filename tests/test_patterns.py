@@ -128,9 +128,9 @@ def test_the_validated_library_is_cached_and_a_change_or_a_damaged_cache_rebuild
         'explanation = "e"\n[pattern.fix]\nsummary = "s {n}"\n'
         '[pattern.source]\nfile = "f"\n[pattern.examples]\nmatch = ["ValueError: boom 1"]\n'
     )
-    first, first_literals = load_cached_patterns([str(mine)])
+    first, first_literals, _ = load_cached_patterns([str(mine)])
     (cached,) = (tmp_path / "cache").glob("library-*.json")
-    again, again_literals = load_cached_patterns([str(mine)])
+    again, again_literals, _ = load_cached_patterns([str(mine)])
     assert [p.id for p in again] == [p.id for p in first] and again_literals == first_literals
     assert again[0].compiled.search("boom 7")["n"] == "7" and again[0].origin == first[0].origin
     cached.write_text("{damaged")

@@ -316,6 +316,7 @@ def main(argv: list[str] | None = None) -> None:
             "severity": "warning",
             "role": "cause",
             "where": "line",
+            "levels": ["DEBUG", "INFO"],  # vLLM logs its platform detection at DEBUG (INFO before 0.12)
             "match": r"(?:CUDA platform is not available because|Exception happens when checking CUDA platform): (?P<reason>(?!no GPU is found|vLLM is built with CPU)[^\n]*[^\s])",
             "explanation": (
                 "When vLLM starts it asks NVML whether NVIDIA GPUs are present. The call failed with the reason shown, "

@@ -165,21 +165,25 @@ def load_patterns(extra_dirs: Iterable[str] = ()) -> list[Pattern]:
     return result
 
 
-def load_cached_patterns(extra_dirs: Iterable[str] = ()) -> tuple[list[Pattern], dict[str, Literals | None]]:
+def load_cached_patterns(
+    extra_dirs: Iterable[str] = (),
+) -> tuple[list[Pattern], dict[str, Literals | None], str]:
     """load_patterns(), and each pattern's required literals, from logdoctor's cache when the pattern files
     (and the code that validates them) are unchanged: parsing and validating a thousand patterns, and
     analysing their regexes, costs a second and more at every start; reading the cache, a few hundredths.
-    The cache holds what this function built from the files, keyed by their names and texts."""
+    The cache holds what this function built from the files, keyed by their names and texts; the key is
+    returned as the library's fingerprint (what the prefilter's own cache is keyed by)."""
     files = user_files(user_dirs(extra_dirs)) + builtin_files()
     code = [Path(module.__file__ or "").read_bytes() for module in (schema, literals)]
-    path = cache.path_for("library", cache.key_of(files, code), ".json")
+    key = cache.key_of(files, code)
+    path = cache.path_for("library", key, ".json")
     stored = cache.read(path)
     if stored is not None:
         try:
             data = json.loads(stored)
             patterns = [construct_pattern(raw) for raw in data["patterns"]]
             found = {k: Literals(frozenset(v[0]), v[1]) if v else None for k, v in data["literals"].items()}
-            return patterns, found
+            return patterns, found, key
         except (ValueError, KeyError, TypeError, IndexError):
             pass  # an older or damaged cache: build again
     patterns = load_patterns(extra_dirs)
@@ -189,4 +193,4 @@ def load_cached_patterns(extra_dirs: Iterable[str] = ()) -> tuple[list[Pattern],
         "literals": {k: [sorted(v.texts), v.caseless] if v else None for k, v in found.items()},
     }
     cache.write(path, json.dumps(data).encode())
-    return patterns, found
+    return patterns, found, key

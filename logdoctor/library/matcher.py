@@ -29,6 +29,9 @@ MATCH_TIMEOUT = 0.05
 # (`[../gloo/transport/tcp/pair.cc:589]`) or a short prefix nobody learned, not for a sentence that
 # quotes the message.
 MESSAGE_LEAD_WORDS = 8
+# Records at these levels are what vLLM calls informational: a pattern of an error or a warning reads them
+# only when its `levels` names the level (uvicorn's 401 access line is INFO and a warning).
+QUIET_LEVELS = frozenset({"INFO", "DEBUG"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,8 +48,12 @@ class Library:
         patterns: Sequence[Pattern],
         sets: Sequence[ConstraintSet] = (),
         literals: dict[str, Literals | None] | None = None,
+        fingerprint: str | None = None,
     ) -> None:
         self.patterns = list(patterns)
+        # What the library was built from (loader.load_cached_patterns), when it came from files: what
+        # caches of things derived from it (the prefilter) are keyed by.
+        self.fingerprint = fingerprint
         self.sets = list(sets)
         self.by_id = {p.id: p for p in self.patterns}
         self._exception_patterns = [p for p in self.patterns if p.where in ("exception", "any")]
@@ -102,8 +109,8 @@ class Library:
     def load(cls, extra_dirs: Iterable[str] = ()) -> Library:
         from logdoctor.library.loader import load_cached_patterns, load_constraint_sets
 
-        patterns, literals = load_cached_patterns(extra_dirs)
-        return cls(patterns, load_constraint_sets(extra_dirs), literals)
+        patterns, literals, fingerprint = load_cached_patterns(extra_dirs)
+        return cls(patterns, load_constraint_sets(extra_dirs), literals, fingerprint)
 
     def _search(self, pattern: Pattern, text: str) -> regex.Match[str] | None:
         try:
@@ -142,6 +149,10 @@ class Library:
                 if found is not None:
                     return Match(pattern, _captures(found), exc, exc.record or event.record)
         return None
+
+    def literals_of(self, pattern: Pattern) -> Literals | None:
+        """The strings one of which every match of the pattern's regex contains (library/literals.py)."""
+        return self._literals[pattern.id]
 
     def _claims_any_type(self, pattern: Pattern, any_type: bool) -> bool:
         """May this pattern claim its message under another exception type? Only when asked, and only a
@@ -189,11 +200,14 @@ class Library:
         candidates = self._line_gate.candidates(message)
         if not candidates:
             return None
+        quiet = record.level in QUIET_LEVELS
         for pattern in self.line_patterns:
             if pattern.id not in candidates or (skip_wrappers and pattern.role == "wrapper"):
                 continue
             if pattern.levels and record.level not in pattern.levels:
                 continue
+            if quiet and not pattern.levels and pattern.severity != "info":
+                continue  # vLLM says this line is informational: a request log quoting an error, not one
             found = self._search(pattern, message)
             if found is not None:
                 return Match(pattern, _captures(found), None, record)
