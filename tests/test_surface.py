@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from bench.surface import build_index
-from logdoctor.surface import SurfaceEntry, SurfaceIndex, default_index, sample_message
+from bench.surface import build_index, messages
+from logdoctor.surface import SurfaceEntry, SurfaceHit, SurfaceIndex, default_index, sample_message
+from logdoctor.surface import index as surface_index
 from logdoctor.surface.template import skeleton
 
 ARGSPECS = Path(__file__).resolve().parent.parent / "logdoctor" / "launch" / "argspecs"
@@ -107,6 +108,41 @@ class FrontendArgs:
 '''
 
 
+LINEAR_V1 = '''
+class QKVParallelLinear:
+    def __init__(self, parallel_config, total_num_kv_heads, tp_size):
+        if total_num_kv_heads >= tp_size:
+            assert total_num_kv_heads % tp_size == 0
+        else:
+            assert tp_size % total_num_kv_heads == 0
+        assert (parallel_config.tensor_parallel_size <=
+                total_num_kv_heads)
+        assert x
+        assert False
+        assert not done
+        assert out is not None
+        assert isinstance(x, int)
+        assert isinstance(layer, FusedMoE)
+        assert (
+            layer_spec.page_size_bytes
+            == kv_cache_spec.page_size_bytes
+        )
+
+    def forward(self):
+        raise NotImplementedError
+        raise KVHeadsMismatchError()
+        raise err
+
+
+def mismatch():
+    return KVHeadsMismatchError()  # a factory: its caller's raise is what a traceback shows
+'''
+# 0.2.0: one assert removed, the multi-line one reformatted as ruff writes it
+LINEAR_V2 = (LINEAR_V1.replace("        else:\n            assert tp_size % total_num_kv_heads == 0\n", "")
+             .replace("assert (parallel_config.tensor_parallel_size <=\n                total_num_kv_heads)",
+                      "assert (\n            parallel_config.tensor_parallel_size <= total_num_kv_heads\n        )"))
+
+
 def _write(root: Path, version: str, files: dict[str, str]) -> None:
     for rel, text in files.items():
         path = root / version / rel
@@ -124,12 +160,13 @@ def synthetic(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, objec
                           'scheduler")\n', '')
                  + '\n\ndef added():\n    raise NotImplementedError("Chunked prefill is not supported with this '
                    'backend yet")\n')
+    linear = "vllm/model_executor/layers/linear.py"
     _write(root, "0.1.0", {"vllm/config/parallel.py": CONFIG_V1, "vllm/engine/arg_utils.py": ARG_UTILS_V1,
-                           "vllm/v1/engine/exceptions.py": EXCEPTIONS})
+                           "vllm/v1/engine/exceptions.py": EXCEPTIONS, linear: LINEAR_V1})
     _write(root, "0.2.0", {"vllm/config/parallel.py": v2_config, "vllm/engine/arg_utils.py": ARG_UTILS_V2,
-                           "vllm/entrypoints/openai/cli_args.py": CLI_ARGS_V2})
+                           "vllm/entrypoints/openai/cli_args.py": CLI_ARGS_V2, linear: LINEAR_V2})
     _write(root, "0.3.0", {"vllm/config/parallel.py": v2_config, "vllm/engine/arg_utils.py": ARG_UTILS_V2,
-                           "vllm/entrypoints/openai/cli_args.py": CLI_ARGS_V2,
+                           "vllm/entrypoints/openai/cli_args.py": CLI_ARGS_V2, linear: LINEAR_V2,
                            "vllm/utils/argparse_utils.py": "class EnableDisableAction:\n    pass\n"})
     (root / "0.3.0" / "vllm" / "broken.py").write_text("def f(:\n", "utf-8")
     document, _lines = build_index.build(root, argspecs=None, log=False)
@@ -139,6 +176,12 @@ def synthetic(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, objec
 def _find(index: SurfaceIndex, template: str) -> SurfaceEntry:
     found = [e for e in index.entries() if e.template == template]
     assert found, f"no entry {template!r}; have {[e.template for e in index.entries()]}"
+    return found[0]
+
+
+def _statement(index: SurfaceIndex, statement: str) -> SurfaceEntry:
+    found = [e for e in index.entries() if e.kind == "assert-bare" and e.statement == statement]
+    assert len(found) == 1, f"no entry {statement!r}"
     return found[0]
 
 
@@ -207,6 +250,77 @@ def test_generic_templates_are_dropped_and_counted(synthetic: tuple[dict[str, ob
     assert "Error: {cfg}" not in templates and "{cfg}" not in templates
     stats = document["stats"]
     assert isinstance(stats, dict) and stats["dropped_templates"] >= 2
+
+
+def test_bare_assert(synthetic: tuple[dict[str, object], SurfaceIndex]) -> None:
+    _, index = synthetic
+    entry = _find(index, "assert total_num_kv_heads % tp_size == 0")
+    assert (entry.kind, entry.exception, entry.file) == ("assert-bare", "AssertionError",
+                                                         "vllm/model_executor/layers/linear.py")
+    assert entry.function == "QKVParallelLinear.__init__" and entry.line == 5
+    assert entry.condition == "total_num_kv_heads >= tp_size and not (total_num_kv_heads % tp_size == 0)"
+    assert entry.versions == ("0.1.0", "0.2.0", "0.3.0") and entry.statement is None and entry.files == 1
+    assert index.lookup_code("    assert total_num_kv_heads % tp_size == 0") == SurfaceHit(entry, {}, 1.0)
+    removed = _find(index, "assert tp_size % total_num_kv_heads == 0")
+    assert removed.condition == "not (total_num_kv_heads >= tp_size) and not (tp_size % total_num_kv_heads == 0)"
+    assert index.history(removed) == "in 0.1.0; removed in 0.2: upgrading avoids it"
+    # a bare statement is source, not a message: message lookups never return it
+    assert index.lookup("assert total_num_kv_heads % tp_size == 0") is None
+    assert not index.candidates_present("assert total_num_kv_heads % tp_size == 0")
+
+
+def test_multi_line_bare_assert(synthetic: tuple[dict[str, object], SurfaceIndex]) -> None:
+    _, index = synthetic
+    entry = _statement(index, "assert (parallel_config.tensor_parallel_size <= total_num_kv_heads)")
+    assert entry.template == "assert ("  # the first line as the newest release (ruff's layout) writes it
+    assert entry.flags == ("--tensor-parallel-size",) and entry.versions == ("0.1.0", "0.2.0", "0.3.0")
+    for shown in [
+        "assert (parallel_config.tensor_parallel_size <=",  # 0.1.0's first line (Python 3.10)
+        "parallel_config.tensor_parallel_size <= total_num_kv_heads",  # 0.2.0's condition line (3.11+)
+        "assert (\n    parallel_config.tensor_parallel_size <= total_num_kv_heads\n)",  # the whole statement
+        "assert (parallel_config.tensor_parallel_size <=\n        total_num_kv_heads)",
+        "    assert (parallel_config.tensor_parallel_size <=\n            ^^^^^^^^^^^^^^^^^^^^^^",  # carets
+    ]:
+        hit = index.lookup_code(shown)
+        assert hit is not None and hit.entry == entry, shown
+    assert index.lookup_code("assert (") is None  # the first line alone names nothing
+    assert index.lookup_code("assert (\n    something_else <= total_num_kv_heads\n)") is None
+    pages = _statement(index, "assert (layer_spec.page_size_bytes == kv_cache_spec.page_size_bytes)")
+    for shown in ["layer_spec.page_size_bytes", "layer_spec.page_size_bytes\n== kv_cache_spec.page_size_bytes"]:
+        hit = index.lookup_code(shown)
+        assert hit is not None and hit.entry == pages, shown
+
+
+def test_bare_raise_and_generic_statements(synthetic: tuple[dict[str, object], SurfaceIndex]) -> None:
+    document, index = synthetic
+    raised = _find(index, "raise KVHeadsMismatchError()")
+    assert (raised.kind, raised.exception, raised.condition) == ("assert-bare", "KVHeadsMismatchError", None)
+    hit = index.lookup_code("raise KVHeadsMismatchError()", exc_type="vllm.errors.KVHeadsMismatchError")
+    assert hit is not None and hit.entry == raised
+    assert index.lookup_code("raise KVHeadsMismatchError()", exc_type="AssertionError") is None
+    assert index.lookup_code("return KVHeadsMismatchError()") is None
+    kept = _find(index, "assert isinstance(layer, FusedMoE)")
+    assert kept.kind == "assert-bare"
+    bare = [e.template for e in index.entries() if e.kind == "assert-bare"]
+    for generic in ["assert x", "assert False", "assert not done", "assert out is not None",
+                    "assert isinstance(x, int)", "raise NotImplementedError", "raise err"]:
+        assert generic not in bare
+        assert index.lookup_code(generic) is None
+    stats = document["stats"]
+    assert isinstance(stats, dict)
+    # 6 generic statements in each of three releases; `raise err` re-raises a caught exception (not a site)
+    assert stats["dropped_bare_statements"] == 6 and stats["dropped_bare_sites"] == 18
+    by_kind = stats["by_kind"]
+    assert isinstance(by_kind, dict) and by_kind["assert-bare"] == len(bare) == 6
+
+
+@pytest.mark.parametrize("text", [
+    "assert (x, y)\\\n    == f(z)", "assert (\n   a == b\n)\n      ^^^^", "  assert a.b == 3  # note", "assert ( a )",
+    "raise Foo()  \n", "    assert x[ 0 ] == {1: 2}\n    ~~~~~~^^^^",
+])
+def test_code_keys_agree(text: str) -> None:
+    """The builder writes the keys and the loader normalises a traceback's line with one rule."""
+    assert messages.code_key(text) == surface_index.code_key(text)
 
 
 def test_parse_failures_are_reported(synthetic: tuple[dict[str, object], SurfaceIndex]) -> None:
@@ -387,7 +501,7 @@ def test_no_hit_on_ordinary_text(index: SurfaceIndex, text: str) -> None:
 
 
 def test_sampled_messages_are_found(index: SurfaceIndex) -> None:
-    entries = index.entries()[::50]
+    entries = [e for e in index.entries() if e.kind != "assert-bare"][::50]
     for entry in entries:
         hit = index.lookup(sample_message(entry), entry.exception)
         assert hit is not None, entry.template
@@ -415,3 +529,66 @@ def test_flags_match_the_real_parser_dump(index: SurfaceIndex) -> None:
     dump = json.loads((ARGSPECS / "0.33.0.json").read_text("utf-8"))
     assert index.flags("0.33.0") == {o for opt in dump["options"] for o in opt["options"]}
     assert "--swap-space" not in index.flags("0.33.0") and "--swap-space" in index.flags("0.17.1")
+
+
+# ---------------------------------------------------------------------------------------------------
+# Bare asserts in the packaged index, by the source line a traceback prints
+
+
+def test_lookup_code_finds_a_bare_assert_of_the_newest_release(index: SurfaceIndex) -> None:
+    shown = "    assert self.total_num_kv_heads % tp_size == 0\n           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^"
+    hit = index.lookup_code(shown, "0.33.0", "AssertionError")
+    assert hit is not None and hit.values == {}
+    entry = hit.entry
+    assert (entry.kind, entry.exception, entry.template) == ("assert-bare", "AssertionError",
+                                                             "assert self.total_num_kv_heads % tp_size == 0")
+    assert entry.function.endswith("Attention.__init__") and entry.file.startswith("vllm/model")
+    assert entry.condition == "self.total_num_kv_heads >= tp_size and not (self.total_num_kv_heads % tp_size == 0)"
+    assert entry.versions[0] == "0.4.3" and entry.versions[-1] == "0.33.0"
+    assert entry.files > 10  # every model's attention has it: the traceback's own frame says which
+    assert index.lookup_code("assert self.total_num_kv_heads  %  tp_size == 0") == hit  # spacing
+
+
+def test_lookup_code_finds_statements_of_older_releases(index: SurfaceIndex) -> None:
+    hit = index.lookup_code('assert "factor" in rope_scaling', "0.5.5")
+    assert hit is not None
+    entry = hit.entry
+    assert (entry.file, entry.function) == ("vllm/config.py", "_get_and_verify_max_len")
+    assert entry.flags == ("--rope-scaling",) and entry.versions == ("0.4.3", "0.5.5")
+    assert index.history(entry) == "in 0.4.3-0.5.5; removed in 0.6: upgrading avoids it"
+    raised = index.lookup_code("raise BlockAllocator.NoFreeBlocksError()", "0.6.6.post1", "NoFreeBlocksError")
+    assert raised is not None
+    assert (raised.entry.exception, raised.entry.area) == ("NoFreeBlocksError", "kv-cache")
+    assert raised.entry.condition == "not self._free_block_indices"
+    assert index.history(raised.entry) == "in 0.4.3-0.10.2; removed in 0.11: upgrading avoids it"
+
+
+def test_lookup_code_prefers_the_release(index: SurfaceIndex) -> None:
+    """The first line of a multi-line assert that 0.11-0.15 and 0.16+ wrote with different sets."""
+    line = "assert not isinstance(quant_dtype, str) or quant_dtype in {"
+    old, new, newest = (index.lookup_code(line, v) for v in ("0.12.0", "0.33.0", None))
+    assert old is not None and new is not None
+    assert old.entry.versions[0] == "0.11.2" and old.entry.versions[-1] == "0.15.1"
+    assert new.entry.versions[0] == "0.16.0" and "0.33.0" in new.entry.versions and newest == new
+    assert new.entry.statement is not None and '"mxfp8"' in new.entry.statement
+
+
+@pytest.mark.parametrize("line", [
+    "hidden_states = self.mlp(hidden_states)",
+    "return self.model(input_ids, positions, intermediate_tensors, inputs_embeds)",
+    "output = self.model_executor.execute_model(scheduler_output)",
+    "self.model_executor.determine_available_memory()",
+    "raise NotImplementedError",  # the same in hundreds of places
+    'raise ValueError(f"Unsupported {x}")',
+    "return EngineDeadError()",
+    "assert x",
+    "assert out is not None",
+    "assert (",
+    "AssertionError",
+    "Traceback (most recent call last):",
+    '  File "/usr/lib/python3.12/site-packages/vllm/config/model.py", line 1560, in verify_with_parallel_config',
+    "",
+])
+def test_lookup_code_ignores_other_lines(index: SurfaceIndex, line: str) -> None:
+    hit = index.lookup_code(line, "0.33.0")
+    assert hit is None, f"{line!r} matched {hit.entry.template!r}"

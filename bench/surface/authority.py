@@ -52,6 +52,7 @@ _FOREIGN_DEVICE = re.compile(r"--device[ =](?:/dev/|nvidia\.com/|amd\.com/)")
 
 
 UNINDEXED_LEVELS = frozenset({"INFO", "DEBUG"})
+CODE = "source line"  # what example_messages yields for a bare assert's source line
 
 
 def says_vllm_writes_it(pattern: Pattern) -> bool:
@@ -86,6 +87,11 @@ def example_messages(pattern: Pattern, example: str) -> Iterator[tuple[str, str 
                 if pattern.compiled.search(exc.message):  # type: ignore[attr-defined]
                     found = True
                     yield exc.message, exc.short_type or None
+                elif not exc.message.strip() and exc.frames and exc.frames[-1].code:
+                    code = exc.frames[-1].code  # a bare assert: its source line is what the pattern reads
+                    if pattern.compiled.search(code):  # type: ignore[attr-defined]
+                        found = True
+                        yield code, CODE
         line_event = event.kind == "record" and pattern.where != "exception"
         if line_event and pattern.compiled.search(event.record.message):  # type: ignore[attr-defined]
             found = True
@@ -113,7 +119,8 @@ def message_problems(index: SurfaceIndex, pattern: Pattern) -> list[str]:
                 unindexed = True  # the index holds errors and warnings, not INFO/DEBUG records
                 continue
             exists: set[str] = set()
-            hits = index.hits(message, kind)
+            bare = index.lookup_code(message) if kind == CODE else None
+            hits = [bare] if bare is not None else [] if kind == CODE else index.hits(message, kind)
             if hits:  # entries that cover the message as well as the best one does (its wordings over time)
                 best = index.literal_chars(hits[0].entry)
                 hits = [h for h in hits if index.literal_chars(h.entry) >= 0.9 * best]

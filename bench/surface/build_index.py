@@ -11,6 +11,13 @@ entry per distinct (kind, class, whitespace-normalized template), where template
 the names of their values (`{arg1}` in one release, `{cpu_memory_usage}` in the next) are one message;
 wordings of the same message in other releases are linked as variants.
 
+A message-less `assert cond` (or an argument-less `raise SomeError()`) prints an empty message, so it
+is indexed by its source, which the traceback's innermost frame prints: kind `assert-bare`, one entry
+per whitespace-normalized statement, with the lookup keys a traceback's code line can be (see
+messages.code_key). A statement that names too little to identify a place (`assert x`, `assert
+False`, `assert out is not None`, `raise NotImplementedError`: under MIN_CODE_CHARS characters of names
+other than builtins, keywords and self) is dropped and counted.
+
 Output: gzip JSON, deterministic (sorted, compact, gzip mtime 0), read by logdoctor/surface:
 
     {"format": 1,
@@ -19,9 +26,10 @@ Output: gzip JSON, deterministic (sorted, compact, gzip mtime 0), read by logdoc
      "stats": {...},                              # what the builder counted (summary numbers)
      "entries": [{
         "i": id (10 hex digits of sha1(kind, class, template with values unnamed)),
-        "k": kind: raise | assert | log | argparse | exit,
+        "k": kind: raise | assert | log | argparse | exit | assert-bare,
         "x": exception class (last dotted part), or the log level (WARNING/ERROR/CRITICAL) for "log",
-        "t": template: str.format syntax, `{name}` = a run-time value, literal braces doubled,
+        "t": template: str.format syntax, `{name}` = a run-time value, literal braces doubled; for
+             assert-bare the statement's first source line as a traceback prints it (not a template),
         "f": file, "fn": qualified function, "l": line (in the newest release that has the entry),
         "c": guarding condition (enclosing `if` tests, outermost first, joined by " and "; omitted if none),
         "g": `vllm serve` flags the condition and message read or name (omitted if none),
@@ -29,7 +37,11 @@ Output: gzip JSON, deterministic (sorted, compact, gzip mtime 0), read by logdoc
         "v": releases, as index ranges into "versions" ("3-9,12"),
         "a": area, "s": 1 if it runs at server start-up, 0 for request handling,
         "r": ids of the same message's wording in older / newer releases (omitted if none),
-        "an": one or two literal fragments (>= 12 chars where possible) every rendering contains
+        "an": one or two literal fragments (>= 12 chars where possible) every rendering contains,
+        assert-bare only:
+        "st": the whole statement, normalized (omitted when it is "t" normalized),
+        "ks": the normalized source texts a traceback's code line can be for it (omitted when only the statement),
+        "m": how many files of the newest release that has it hold the statement (omitted if one)
      }]}
 """
 
@@ -37,11 +49,13 @@ from __future__ import annotations
 
 import argparse
 import ast
+import builtins
 import difflib
 import gzip
 import hashlib
 import io
 import json
+import keyword
 import pickle
 import re
 import sys
@@ -53,7 +67,7 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a script: make `bench.surface` importable from the repo root
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from bench.surface.messages import Extractor, Site, _Slot, has_literal, render  # noqa: E402
+from bench.surface.messages import BARE, Extractor, Site, _Slot, code_key, has_literal, render  # noqa: E402
 from bench.surface.serve_flags import ClassInfo, collect_classes, serve_flags  # noqa: E402
 
 FORMAT = 1
@@ -62,6 +76,15 @@ MIN_LITERAL_WORDS = 2
 MAX_CONDITION = 400  # characters of guard text kept per entry
 VARIANT_SIMILARITY = 0.6  # difflib ratio of the literal texts for two wordings to be linked
 _WORD = re.compile(r"[A-Za-z]{2,}")
+# A bare assert or raise identifies a place by the names it reads: fewer characters of names than this
+# (builtins, keywords, `self` and `cls` not counted) name nothing (`assert x`, `assert out is not None`,
+# `assert x.dim() == 2`, `raise NotImplementedError`). A key that is not itself the statement (the
+# condition's line that Python 3.11+ prints for a multi-line assert) needs MIN_LITERAL_CHARS.
+MIN_CODE_CHARS = 6
+_CODE_STOP = frozenset(dir(builtins)) | frozenset(keyword.kwlist) | {"self", "cls"}
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_CALL = re.compile(r"[\w.]+\(.*\)")
+_CONDITION = re.compile(r"==|!=|<|>|\b(?:is|in|not|and|or)\b|\bisinstance\(|\bhasattr\(|\ball\(|\bany\(")
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -217,6 +240,22 @@ def too_generic(parts: tuple[object, ...]) -> bool:
     return len(text) < MIN_LITERAL_CHARS or len(_WORD.findall(text)) < MIN_LITERAL_WORDS
 
 
+def code_names(text: str) -> int:
+    """Characters of the distinct names a statement reads, builtins, keywords, self and cls left out."""
+    return sum(len(n) for n in set(_NAME.findall(text)) - _CODE_STOP)
+
+
+def code_generic(key: str) -> bool:
+    """Source too plain to identify a place by (see MIN_CODE_CHARS). A condition's line without its
+    `assert` must not read as a line ordinary code has on its own: a call (`x.is_contiguous()`) is a
+    key only inside a comparison, a test or a boolean."""
+    if key.startswith("raise "):  # the class names the place, not its module (`raise asyncio.TimeoutError`)
+        return code_names(re.sub(r"\b\w+\.", "", key)) < MIN_CODE_CHARS
+    if key.startswith(("assert ", "assert(")):
+        return code_names(key) < MIN_CODE_CHARS
+    return code_names(key) < MIN_LITERAL_CHARS or bool(_CALL.fullmatch(key) and not _CONDITION.search(key))
+
+
 def normalize(parts: tuple[object, ...]) -> tuple[object, ...]:
     """Whitespace runs -> one space; leading/trailing whitespace of the whole message dropped."""
     out: list[object] = []
@@ -270,6 +309,8 @@ class Entry:
     version_of_site: int = -1
     anchors: list[str] = field(default_factory=list)
     variants: list[str] = field(default_factory=list)
+    keys: set[str] = field(default_factory=set)  # assert-bare: its lookup keys, in every release
+    files: set[str] = field(default_factory=set)  # assert-bare: the files of the newest release holding it
 
     @property
     def id(self) -> str:
@@ -277,13 +318,18 @@ class Entry:
         return hashlib.sha1(key).hexdigest()[:10]
 
 
-def merge(releases: list[Release]) -> tuple[dict[tuple[str, str | None, str], Entry], Counter[str]]:
+def merge(releases: list[Release]) -> tuple[dict[tuple[str, str | None, str], Entry], Counter[str], Counter[str]]:
     """One entry per (kind, class, whitespace-normalized template with values unnamed), with the releases
-    that have it and its site in the newest of them; templates too generic to recognise are counted."""
+    that have it and its site in the newest of them; templates too generic to recognise are counted (and
+    bare statements too plain to identify a place, separately)."""
     entries: dict[tuple[str, str | None, str], Entry] = {}
     dropped: Counter[str] = Counter()
+    dropped_code: Counter[str] = Counter()
     for index, release in enumerate(releases):
         for site in sorted(release.sites, key=lambda s: (s.file, s.line, s.template)):
+            if site.kind == BARE:
+                merge_bare(entries, dropped_code, site, index)
+                continue
             parts = normalize(site.parts)
             if not has_literal(parts) or too_generic(parts):
                 dropped[render(parts)] += 1
@@ -298,7 +344,28 @@ def merge(releases: list[Release]) -> tuple[dict[tuple[str, str | None, str], En
                 entry.site, entry.version_of_site = site, index
                 entry.parts, entry.template = parts, render(parts)
                 entry.anchors = anchors(site.parts)
-    return entries, dropped
+    return entries, dropped, dropped_code
+
+
+def merge_bare(entries: dict[tuple[str, str | None, str], Entry], dropped: Counter[str], site: Site,
+               index: int) -> None:
+    """A bare assert or raise: one entry per normalized statement (`site.keys[0]`); its first line as the
+    newest release writes it is the template, and it is looked up by the keys of every release."""
+    statement = site.keys[0]
+    if code_generic(statement):
+        dropped[statement] += 1
+        return
+    key = (site.kind, site.cls, statement)
+    entry = entries.get(key)
+    if entry is None:
+        entry = entries[key] = Entry(site.kind, site.cls, (statement,), site.code, statement)
+    if index not in entry.versions:
+        entry.versions.append(index)
+    if entry.version_of_site != index:
+        entry.site, entry.version_of_site, entry.template = site, index, site.code
+        entry.files = set()
+    entry.files.add(site.file)
+    entry.keys |= {k for k in site.keys if k == statement or not code_generic(k)}
 
 
 def link_variants(entries: list[Entry]) -> None:
@@ -309,6 +376,9 @@ def link_variants(entries: list[Entry]) -> None:
     groups: dict[tuple[object, ...], list[Entry]] = defaultdict(list)
     for entry in entries:
         assert entry.site is not None
+        if entry.kind == BARE:  # statements: one function's asserts, rewritten (many share a function name)
+            groups[(entry.kind, entry.cls, "site", entry.site.file, entry.site.function)].append(entry)
+            continue
         groups[(entry.kind, entry.cls, "file", entry.site.file)].append(entry)
         if entry.site.function != "<module>":  # a function that moved to another file keeps its name
             groups[(entry.kind, entry.cls, "fn", entry.site.function)].append(entry)
@@ -361,8 +431,17 @@ def to_json(entry: Entry, releases: list[Release]) -> dict[str, object]:
     record: dict[str, object] = {
         "i": entry.id, "k": entry.kind, "x": entry.cls, "t": entry.template, "f": site.file,
         "fn": site.function, "l": site.line, "v": ranges(entry.versions), "a": area,
-        "s": int(is_startup(area, site.file, site.function)), "an": entry.anchors,
+        "s": int(is_startup(area, site.file, site.function)),
     }
+    if entry.kind == BARE:
+        if entry.skeleton != code_key(entry.template):
+            record["st"] = entry.skeleton
+        if sorted(entry.keys) != [entry.skeleton]:  # the loader's default: the statement
+            record["ks"] = sorted(entry.keys)
+        if len(entry.files) > 1:
+            record["m"] = len(entry.files)
+    else:
+        record["an"] = entry.anchors
     if site.conditions:
         condition = " and ".join(c if len(site.conditions) == 1 else f"({c})" if " or " in c else c
                                  for c in site.conditions)
@@ -446,7 +525,7 @@ def build(src: Path, argspecs: Path | None = None, log: bool = True,
     """Read every release under `src`; return the index document and the summary lines."""
     started = time.monotonic()
     releases = read_releases(src, log, cache)
-    entries, dropped = merge(releases)
+    entries, dropped, dropped_code = merge(releases)
     ordered = sorted(entries.values(), key=lambda e: (e.site.file if e.site else "", e.site.line if e.site else 0,
                                                        e.template, e.kind, e.cls or ""))
     ids = Counter(e.id for e in ordered)
@@ -454,7 +533,7 @@ def build(src: Path, argspecs: Path | None = None, log: bool = True,
         raise SystemExit(f"id collision: {[i for i, n in ids.items() if n > 1]}")
     link_variants(ordered)
     records = [to_json(e, releases) for e in ordered]
-    stats = summary_stats(releases, records, dropped)
+    stats = summary_stats(releases, records, dropped, dropped_code)
     document: dict[str, object] = {
         "format": FORMAT,
         "versions": [r.version for r in releases],
@@ -471,7 +550,7 @@ def build(src: Path, argspecs: Path | None = None, log: bool = True,
 
 
 def summary_stats(releases: list[Release], records: list[dict[str, object]],
-                  dropped: Counter[str]) -> dict[str, object]:
+                  dropped: Counter[str], dropped_code: Counter[str]) -> dict[str, object]:
     return {
         "files": sum(r.files for r in releases),
         "failed": sum(len(r.failed) for r in releases),
@@ -481,6 +560,8 @@ def summary_stats(releases: list[Release], records: list[dict[str, object]],
         "by_area": dict(sorted(Counter(str(r["a"]) for r in records).items())),
         "dropped_templates": len(dropped),
         "dropped_sites": sum(dropped.values()),
+        "dropped_bare_statements": len(dropped_code),
+        "dropped_bare_sites": sum(dropped_code.values()),
         "with_variants": sum(1 for r in records if "r" in r),
         "with_flags": sum(1 for r in records if "g" in r),
     }
@@ -498,6 +579,8 @@ def summary_lines(releases: list[Release], stats: dict[str, object]) -> list[str
     lines.append(f"entries per kind: {stats['by_kind']}")
     lines.append(f"entries per area: {stats['by_area']}")
     lines.append(f"dropped as too generic: {stats['dropped_templates']} templates ({stats['dropped_sites']} sites)")
+    lines.append(f"bare asserts and raises dropped as naming too little: {stats['dropped_bare_statements']} "
+                 f"statements ({stats['dropped_bare_sites']} sites)")
     return lines
 
 

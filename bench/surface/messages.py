@@ -8,6 +8,14 @@ a module or class constant assigned once. An exception class whose `__init__` pa
 to `super().__init__(...)` is a site too (`raise EngineDeadError()` prints that message), and so is a
 factory's `return SomeError(msg)` (the caller raises what it returns).
 
+An `assert cond` without a message, and a `raise SomeError` / `raise SomeError()` without arguments,
+prints an empty message: the traceback's innermost frame, which shows the statement's source line, is
+what identifies it. Such a statement is a site of kind `assert-bare` (class AssertionError, or the
+raised class) whose `code` is its first physical line, stripped, as a traceback prints it, and whose
+`keys` are the forms of its source a traceback can show, normalised by `code_key`: the whole
+statement first, then its first line, and for a multi-line assert the condition's first line (what
+Python 3.11+ prints) and the whole condition.
+
 Templates use `str.format` syntax: `{name}` is a value vLLM fills in at run time (named after the
 expression: `{self.max_model_len}` -> `{max_model_len}`, `%d` -> the argument's name or `{argN}`), and
 literal braces are doubled. Each site also records the `if` tests that guard it within its function
@@ -40,11 +48,23 @@ MESSAGE_KEYWORDS = ("msg", "message", "detail", "reason")
 _EXCEPTION_SUFFIXES = ("Error", "Exception", "Exit", "Warning", "Interrupt")
 _PERCENT = re.compile(r"%(?:\((\w+)\))?[#0\- +]*(?:\*|\d+)?(?:\.(?:\*|\d+))?[hlL]?([diouxXeEfFgGcrsa%])")
 _ENV_NAME = re.compile(r"[A-Z][A-Z0-9_]{2,}")
+BARE = "assert-bare"  # the kind of a message-less assert or argument-less raise
+_CARETS = re.compile(r"\s*[\^~]+[\s^~]*")  # the marker lines Python 3.11+ prints under a traceback's code
+_BRACKET_SPACE = re.compile(r"([(\[{]) | ([)\]}])")
+
+
+def code_key(text: str) -> str:
+    """Source text as a lookup key: caret lines dropped, lines joined (a continuation's backslash
+    dropped), whitespace runs as one space, no space inside brackets (`assert (` newline `a == b)` ->
+    `assert (a == b)`). logdoctor/surface/index.py normalises a traceback's code line the same way."""
+    lines = [line.rstrip().removesuffix("\\") for line in text.splitlines()
+             if line.strip() and not _CARETS.fullmatch(line)]
+    return _BRACKET_SPACE.sub(r"\1\2", " ".join(" ".join(lines).split()))
 
 
 @dataclass
 class Site:
-    kind: str  # raise | assert | log | argparse | exit
+    kind: str  # raise | assert | log | argparse | exit | assert-bare
     cls: str | None  # exception class (last dotted component), or the log level for kind "log"
     parts: Template
     file: str
@@ -53,6 +73,8 @@ class Site:
     conditions: tuple[str, ...]
     reads: frozenset[str]  # config field names read by the guard and the message (flag candidates)
     env_vars: frozenset[str]
+    code: str = ""  # assert-bare: the statement's first physical line, stripped
+    keys: tuple[str, ...] = ()  # assert-bare: the whole statement, then other forms a traceback shows
 
     @property
     def template(self) -> str:
@@ -456,7 +478,8 @@ class Extractor:
             self._call(stmt.value, scope, env)
         elif isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Call) and _is_error_class(stmt.value):
             # a factory that builds the exception its caller raises: `return EngineDeadError("...")`
-            self._raise(ast.Raise(exc=stmt.value, lineno=stmt.lineno, col_offset=stmt.col_offset), scope, env)
+            self._raise(ast.Raise(exc=stmt.value, lineno=stmt.lineno, col_offset=stmt.col_offset), scope, env,
+                        factory=True)
         elif isinstance(stmt, ast.Return | ast.Expr) and stmt.value is not None:
             for sub in ast.walk(stmt.value):
                 if isinstance(sub, ast.Call):
@@ -504,8 +527,18 @@ class Extractor:
 
     # -- message sites ---------------------------------------------------------------------------
 
-    def _raise(self, stmt: ast.Raise, scope: _Scope, env: Env) -> None:
+    def _raise(self, stmt: ast.Raise, scope: _Scope, env: Env, factory: bool = False) -> None:
         call = stmt.exc
+        bare: ast.expr | None = call if isinstance(call, ast.Name | ast.Attribute) else None
+        if isinstance(call, ast.Call) and not call.args and not call.keywords:
+            bare = call.func
+        if bare is not None:  # `raise QueueOverflowError()`: no message, the source line says where
+            name = value_name(bare)
+            # a class, not a caught exception (`raise e`, `raise self.error`); a factory's `return X()` is
+            # raised, and shown in a traceback, by its caller
+            if name and name[:1].isupper() and not factory:
+                self._bare(stmt, name, scope, None)
+            return
         if not isinstance(call, ast.Call):
             return
         cls = value_name(call.func)
@@ -518,6 +551,20 @@ class Extractor:
         if stmt.msg is not None:
             self._emit("assert", "AssertionError", stmt.msg, stmt, scope, env, (f"not ({self._text(stmt.test)})",),
                        guard=stmt.test)
+        else:
+            self._bare(stmt, "AssertionError", scope, stmt.test)
+
+    def _bare(self, stmt: ast.Assert | ast.Raise, cls: str, scope: _Scope, test: ast.expr | None) -> None:
+        """A statement that prints no message, as the source lines a traceback shows for it."""
+        first = self.lines[stmt.lineno - 1].decode("utf-8", "replace").strip()
+        keys = [code_key(self._segment(stmt) or ast.unparse(stmt)), code_key(first)]
+        if test is not None and test.lineno > stmt.lineno:  # `assert (` + newline: Python 3.11+ prints the
+            # line the condition starts on, 3.13 all of the condition's lines
+            keys.append(code_key(self.lines[test.lineno - 1].decode("utf-8", "replace")))
+            keys.append(code_key(self._segment(test) or ast.unparse(test)))
+        extra = (f"not ({self._text(test)})",) if test is not None else ()
+        parts: Template = (keys[0],)
+        self._add(BARE, cls, parts, stmt, scope, extra, None, test, first, tuple(dict.fromkeys(k for k in keys if k)))
 
     def _call(self, call: ast.Call, scope: _Scope, env: Env) -> None:
         func = call.func
@@ -558,7 +605,8 @@ class Extractor:
             self._add(kind, cls, parts, node, scope, extra, message, guard)
 
     def _add(self, kind: str, cls: str, parts: Template, node: ast.stmt | ast.expr, scope: _Scope,
-             extra: tuple[str, ...], message: ast.AST | None, guard: ast.AST | None = None) -> None:
+             extra: tuple[str, ...], message: ast.AST | None, guard: ast.AST | None = None,
+             code: str = "", keys: tuple[str, ...] = ()) -> None:
         reads: set[str] = set()  # (a template without literal text, `f"{e}"`, is kept: the merge drops it)
         envs: set[str] = set()
         for read in (message, guard, *scope.guards):
@@ -566,7 +614,7 @@ class Extractor:
                 reads |= _config_fields(read, scope.owner, scope.aliases)
                 envs |= env_vars(read)
         self.sites.append(Site(kind, cls, parts, self.file, scope.function, node.lineno,
-                               scope.conditions + extra, frozenset(reads), frozenset(envs)))
+                               scope.conditions + extra, frozenset(reads), frozenset(envs), code, keys))
 
     def _text(self, node: ast.AST) -> str:
         """The guard's source text on one line."""
@@ -578,8 +626,10 @@ class Extractor:
     def _segment(self, node: ast.AST) -> str | None:
         """`ast.get_source_segment` without re-splitting the whole file on every call (that made one
         large module take seconds). Offsets are UTF-8 byte columns, as in the AST."""
-        start, end = getattr(node, "lineno", None), getattr(node, "end_lineno", None)
-        col, end_col = getattr(node, "col_offset", None), getattr(node, "end_col_offset", None)
+        start: int | None = getattr(node, "lineno", None)
+        end: int | None = getattr(node, "end_lineno", None)
+        col: int | None = getattr(node, "col_offset", None)
+        end_col: int | None = getattr(node, "end_col_offset", None)
         if start is None or end is None or col is None or end_col is None or end > len(self.lines):
             return None
         if start == end:
@@ -625,9 +675,9 @@ def _assign_counts(stmts: list[ast.stmt]) -> dict[str, int]:
                     if isinstance(sub, ast.Name):
                         counts[sub.id] = counts.get(sub.id, 0) + (2 if isinstance(node, ast.AugAssign) else 1)
         elif isinstance(node, ast.For | ast.AsyncFor | ast.comprehension | ast.NamedExpr | ast.withitem):
-            target = getattr(node, "target", None) or getattr(node, "optional_vars", None)
-            if target is not None:
-                for sub in ast.walk(target):
+            bound: ast.AST | None = getattr(node, "target", None) or getattr(node, "optional_vars", None)
+            if bound is not None:
+                for sub in ast.walk(bound):
                     if isinstance(sub, ast.Name):
                         counts[sub.id] = counts.get(sub.id, 0) + 2
         stack.extend(ast.iter_child_nodes(node))

@@ -130,6 +130,9 @@ class Library:
         types (the message is what identifies an error that another class re-raised or printed)."""
         names = exc.type_names
         texts = _unwrapped(exc.message)
+        if not exc.message.strip() and exc.frames and exc.frames[-1].code:
+            # A bare `assert` says nothing but its source line, which the traceback prints.
+            texts.append(exc.frames[-1].code)
         if any_type and exc.type:
             texts.append(f"{exc.type}: {exc.message}")  # `Error: ...` read as a type was part of the message
         # Every pattern is tried on every reading of the message before the next pattern: a generic

@@ -4,8 +4,10 @@ The index (vllm-surface.json.gz beside this file) is generated from the released
 bench/surface/build_index.py: for each `raise`, `assert`, error or warning log call, `parser.error` and
 `sys.exit` whose message can be read statically, its template, exception class (or log level), file,
 function, line, guarding condition, the `vllm serve` flags and environment variables that condition
-reads, and the releases that contain it, with its rewordings linked across releases. It also holds the
-`vllm serve` options of every indexed release.
+reads, and the releases that contain it, with its rewordings linked across releases. A message-less
+`assert cond` (or argument-less `raise SomeError()`) is indexed by its source instead (kind
+`assert-bare`): the traceback of its empty AssertionError prints that line, which `lookup_code` finds.
+It also holds the `vllm serve` options of every indexed release.
 
 It explains a vLLM message that no pattern covers (where it is raised, under which condition, which
 flags are involved, whether upgrading makes it go away) and keeps the patterns honest about the
@@ -15,6 +17,7 @@ reads the packaged file on first use.
     index = SurfaceIndex.load()
     hit = index.lookup("ValueError: Total number of attention heads (32) must be divisible by ...")
     hit.entry.file, hit.entry.function, hit.values, index.history(hit.entry)
+    index.lookup_code("    assert self.total_num_kv_heads % tp_size == 0", "0.33.0")
 """
 
 from __future__ import annotations

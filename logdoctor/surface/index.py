@@ -24,6 +24,9 @@ MATCH_TIMEOUT = 0.05  # seconds per regex search, as for patterns
 STRONG_LITERAL = 30
 KEYS_PER_ENTRY = 3  # the rarest bigrams an entry is indexed and pre-checked by
 _VALUE_LIKE = re.compile(r"[\d_/.:'\"\[\](){}=<>A-Z-]")  # what a value (number, name, path, repr) has and prose lacks
+BARE = "assert-bare"  # a message-less assert or argument-less raise, indexed by its source line
+_CARETS = re.compile(r"\s*[\^~]+[\s^~]*")  # the marker lines Python 3.11+ prints under a traceback's code
+_BRACKET_SPACE = re.compile(r"([(\[{]) | ([)\]}])")
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,9 +34,9 @@ class SurfaceEntry:
     """One message vLLM can raise or log, merged over the releases that contain it."""
 
     id: str
-    kind: str  # raise | assert | log | argparse | exit
+    kind: str  # raise | assert | log | argparse | exit | assert-bare
     exception: str | None  # exception class; the log level for kind "log"
-    template: str  # str.format syntax: `{name}` is a run-time value
+    template: str  # str.format syntax: `{name}` is a run-time value; for assert-bare, the source line
     file: str
     function: str
     line: int
@@ -44,6 +47,8 @@ class SurfaceEntry:
     area: str
     startup: bool  # raised while the server starts (False: while it serves requests)
     variants: tuple[str, ...]  # ids of the same message's wordings in other releases
+    statement: str | None = None  # assert-bare: the whole statement, normalised, when `template` is not all of it
+    files: int = 1  # assert-bare: how many files of its newest release hold the statement
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +81,14 @@ class SurfaceIndex:
         self._compiled: list[_Compiled] = []
         self._postings: dict[str, list[int]] = {}
         self._regexes: dict[int, regex.Pattern[str]] = {}
+        self._code: dict[str, list[int]] = {}  # normalised source -> assert-bare entries
         self._build_keys()
+        for index, raw in enumerate(data["entries"]):
+            if raw["k"] == BARE:
+                for key in raw.get("ks") or [raw.get("st") or code_key(raw["t"])]:
+                    self._code.setdefault(key, []).append(index)
+        order = {v: i for i, v in enumerate(self.versions)}
+        self._newest = [max((order[v] for v in e.versions), default=-1) for e in self._entries]
 
     # -- loading -----------------------------------------------------------------------------------
 
@@ -94,7 +106,8 @@ class SurfaceIndex:
             id=raw["i"], kind=raw["k"], exception=raw.get("x"), template=raw["t"], file=raw["f"],
             function=raw["fn"], line=raw["l"], condition=raw.get("c"), flags=tuple(raw.get("g", ())),
             env_vars=tuple(raw.get("n", ())), versions=self._expand(raw["v"]), area=raw["a"],
-            startup=bool(raw["s"]), variants=tuple(raw.get("r", ())),
+            startup=bool(raw["s"]), variants=tuple(raw.get("r", ())), statement=raw.get("st"),
+            files=raw.get("m", 1),
         )
 
     def _expand(self, spec: str) -> tuple[str, ...]:
@@ -106,9 +119,12 @@ class SurfaceIndex:
         return tuple(out)
 
     def _build_keys(self) -> None:
-        """Pick each entry's rarest bigrams (words when it has no bigram) and post it under the rarest."""
-        parsed = [tpl.parse(e.template) for e in self._entries]
-        grams = [tpl.template_keys(p) for p in parsed]
+        """Pick each entry's rarest bigrams (words when it has no bigram) and post it under the rarest.
+        A bare statement is source code, not a message: it is found by `lookup_code` only."""
+        code = [e.kind == BARE for e in self._entries]
+        parsed = [(tpl.Piece(e.template),) if bare else tpl.parse(e.template)
+                  for e, bare in zip(self._entries, code, strict=True)]
+        grams = [((), ()) if bare else tpl.template_keys(p) for p, bare in zip(parsed, code, strict=True)]
         frequency: dict[str, int] = {}
         for bigrams, unigrams in grams:
             for key in set(bigrams) | set(unigrams):
@@ -164,6 +180,37 @@ class SurfaceIndex:
             ranked.append(((-self._compiled[index].literal, -agrees, -present, empty), entry.id, hit))
         ranked.sort(key=lambda item: (item[0], item[1]))
         return [hit for _, _, hit in ranked]
+
+    def lookup_code(self, code_line: str, version: str | None = None, exc_type: str | None = None) -> SurfaceHit | None:
+        """The bare `assert` (or argument-less `raise`) whose source a traceback printed, for an exception
+        with an empty message: the innermost frame's code line (`assert total_num_kv_heads % tp_size == 0`),
+        with or without the caret lines of Python 3.11+, or the lines of a multi-line statement (matched
+        whole, else by its first line). Source is compared with whitespace runs as one space and none
+        inside brackets; any other line (ordinary code, a message) finds nothing. Best is the entry that
+        exists in `version` (the nearest indexed release at or below it), then the one whose whole
+        statement this is (not only its first line, which several can share), then the newest. With
+        `exc_type`, only a statement that raises that class (AssertionError for an assert) is found."""
+        key = code_key(code_line)
+        found = self._code.get(key)
+        if found is None:
+            lines = [line for line in code_line.splitlines() if line.strip() and not _CARETS.fullmatch(line)]
+            if len(lines) < 2:
+                return None
+            key = code_key(lines[0])
+            found = self._code.get(key)
+            if found is None:
+                return None
+        if exc_type is not None:
+            wanted = _last_part(exc_type)
+            found = [i for i in found if _last_part(self._entries[i].exception or "") == wanted]
+            if not found:
+                return None
+        release = self._release_at(version) if version else None
+        entries = self._entries
+        best = min(found, key=lambda i: (release is not None and release not in entries[i].versions,
+                                         key != (entries[i].statement or code_key(entries[i].template)),
+                                         -self._newest[i], entries[i].id))
+        return SurfaceHit(self._entries[best], {}, 1.0)
 
     def literal_chars(self, entry: SurfaceEntry) -> int:
         """How many fixed, non-space characters the entry's template has (what a hit covers)."""
@@ -256,6 +303,15 @@ class SurfaceIndex:
         """Literal fragments for a multi-literal prefilter: each entry's one or two longest fixed pieces
         (12 characters or more where it has them), which every rendering of it contains."""
         return sorted({a for group in self._anchors for a in group})
+
+
+def code_key(text: str) -> str:
+    """Source text as a lookup key: caret lines dropped, lines joined (a continuation's backslash
+    dropped), whitespace runs as one space, no space inside brackets (`assert (` newline `a == b)` ->
+    `assert (a == b)`); the same normalisation as bench/surface/messages.py's, which wrote the keys."""
+    lines = [line.rstrip().removesuffix("\\") for line in text.splitlines()
+             if line.strip() and not _CARETS.fullmatch(line)]
+    return _BRACKET_SPACE.sub(r"\1\2", " ".join(" ".join(lines).split()))
 
 
 def _fits(match: regex.Match[str], compiled: _Compiled) -> bool:
