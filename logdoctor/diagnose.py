@@ -197,9 +197,12 @@ def _diagnose_exceptions(event: Event, library: Library, launch: int, version: s
     if unknown is not None:
         # vLLM raised it, and no pattern knows it: the index of vLLM's error surface says where and why.
         for exc in (exc for exc, m in found if m is None and exc.type):
-            # `Error: ...` read as a type may be part of vLLM's message.
-            hit = _surface_hit(library, exc.message, exc.type, version) or _surface_hit(
-                library, f"{exc.type}: {exc.message}", exc.type, version
+            # `Error: ...` read as a type may be part of vLLM's message; a bare `assert` has no message,
+            # but the traceback prints its source line.
+            hit = (
+                _surface_hit(library, exc.message, exc.type, version)
+                or _surface_hit(library, f"{exc.type}: {exc.message}", exc.type, version)
+                or _bare_statement_hit(library, exc, version)
             )
             if hit is not None:
                 record = exc.record or event.record
@@ -326,6 +329,15 @@ def _surface_hit(
     return hit
 
 
+def _bare_statement_hit(library: Library, exc: RaisedException, version: str | None) -> SurfaceHit | None:
+    """For an exception raised without a message (`AssertionError`): the vLLM statement that raised it,
+    found by the source line its innermost frame printed."""
+    if exc.message.strip() or not exc.frames or not exc.frames[-1].code:
+        return None
+    surface = library.surface()
+    return surface.lookup_code(exc.frames[-1].code, version, exc.type) if surface is not None else None
+
+
 def _starts_near(message: str, hit: SurfaceHit) -> bool:
     """A raw line that holds an indexed message is that message only when the message starts within its
     first words (as for patterns, matcher.MESSAGE_LEAD_WORDS), not when a sentence quotes it."""
@@ -354,8 +366,14 @@ def _surface_finding(
     entry = hit.entry
     error = _error_info(exc, record)
     newest = entry.versions[-1]
-    where = f"{entry.file}, line {entry.line}, in {entry.function} (vLLM {newest})"
-    url = f"https://github.com/vllm-project/vllm/blob/v{newest}/{entry.file}#L{entry.line}"
+    file, line, function = entry.file, entry.line, entry.function
+    frame = exc.frames[-1] if exc is not None and exc.frames else None
+    if entry.files > 1 and frame is not None and "/vllm/" in frame.file:
+        # The same statement stands in several files: the traceback's own frame says which one raised.
+        file, line, function = "vllm/" + frame.file.split("/vllm/", 1)[1], frame.line, frame.function
+    release = newest if entry.files == 1 else "of the log"
+    where = f"{file}, line {line}, in {function} (vLLM {release})"
+    url = f"https://github.com/vllm-project/vllm/blob/v{newest}/{file}#L{line}"
     history = surface.history(entry)
     raised = "logs this" if entry.kind == "log" else f"raises this{' ' + entry.exception if entry.exception else ''}"
     explanation = f"vLLM {raised} in {where}"
@@ -370,18 +388,20 @@ def _surface_finding(
         summary = f"Change {', '.join(involved)} so that vLLM's check no longer holds: `{entry.condition}`."
     elif involved:
         summary = f"Check {', '.join(involved)}: vLLM's message above says what it expects."
+    elif entry.kind == "assert-bare":
+        summary = f"vLLM's assertion `{entry.template}` failed: the launch's settings or the model break it ({url})."
     else:
         summary = "vLLM's message above says what it expects; its check is at " + url
     steps = [f"vLLM's check: {url}"]
     if "upgrading avoids it" in history:
         steps.append(f"The message is gone from later releases ({history}).")
     steps.append(f"Search vLLM's issues for it: {issue_search_url(error.message)}")
-    first = error.message.splitlines()[0] if error.message else entry.template
+    first = error.message.splitlines()[0] if error.message else f"{error.type or 'error'} at `{entry.template}`"
     return Finding(
         rule=f"vllm.{entry.area}",
         severity=severity,  # type: ignore[arg-type]
         role="request" if not entry.startup and entry.area == "entrypoints" else "cause",
-        title=_shorten(f"vLLM {entry.function}: {first}", 160),
+        title=_shorten(f"vLLM {function}: {first}", 160),
         primary=False,
         source=event.record.line.source,
         lines=(event.first_line, event.last_line),
@@ -500,12 +520,23 @@ def can_be_primary(finding: Finding) -> bool:
     return finding.severity != "info" and finding.role not in ("benign", "request")
 
 
+def _same_error(finding: Finding) -> tuple[object, ...]:
+    first = finding.error.message.splitlines()[0] if finding.error.message else ""
+    return (finding.source, finding.launch, finding.error.type, _NUMBERS.sub("#", first))
+
+
 def rank(findings: list[Finding]) -> None:
     """Mark exactly one finding per (source, launch) as primary: the root cause, not a wrapper."""
+    # An unrecognized error that another finding of the launch recognised (the same exception and
+    # message re-raised in another process: `raise result` in collective_rpc, the engine core re-raising
+    # a worker's error) is that error seen without the frames that identify it: it yields.
+    recognised = {_same_error(f) for f in findings if f.rule != UNRECOGNIZED and f.error.message}
     best: dict[tuple[str, int], Finding] = {}
     for finding in findings:
         finding.primary = False
         if not can_be_primary(finding):
+            continue
+        if finding.rule == UNRECOGNIZED and _same_error(finding) in recognised:
             continue
         key = (finding.source, finding.launch)
         if key not in best or rank_key(finding) < rank_key(best[key]):

@@ -286,3 +286,44 @@ def test_a_python_warning_line_is_a_warning_whatever_it_quotes(library: Library)
         "you can ignore this warning.\n"
     )
     assert {f.severity for f in diagnose_text(line, library)} <= {"warning", "info"}
+
+
+def test_a_bare_assert_is_explained_by_its_source_line(library: Library) -> None:
+    log = (
+        "Traceback (most recent call last):\n"
+        '  File "/v/lib/python3.12/site-packages/vllm/model_executor/layers/rotary_embedding.py", line 80, in get_rope\n'
+        '    assert "factor" in rope_scaling\n'
+        "AssertionError\n"
+    )
+    (finding,) = diagnose_text(log, library)
+    assert finding.rule.startswith("vllm.") and '`assert "factor" in rope_scaling`' in finding.title
+
+
+def test_a_statement_vllm_has_in_many_files_is_placed_where_the_traceback_says(library: Library) -> None:
+    log = (
+        "Traceback (most recent call last):\n"
+        '  File "/v/lib/python3.12/site-packages/vllm/model_executor/models/mymodel.py", line 7, in forward\n'
+        "    assert intermediate_tensors is not None\n"
+        "AssertionError\n"
+    )
+    (finding,) = diagnose_text(log, library)
+    assert "vllm/model_executor/models/mymodel.py, line 7, in forward" in finding.explanation
+
+
+def test_an_error_re_raised_without_its_identifying_frames_yields_to_its_recognised_sighting(
+    library: Library,
+) -> None:
+    # The engine core re-raises the worker's exception (`raise result`): same type and message, but
+    # only the worker's traceback passes through the compile-cache frame that identifies it.
+    log = (
+        "ERROR 04-07 10:56:15 [core.py:390] EngineCore hit an exception: Traceback (most recent call last):\n"
+        'ERROR 04-07 10:56:15 [core.py:390]   File "/v/vllm/v1/executor/multiproc_executor.py", line 123, in collective_rpc\n'
+        "ERROR 04-07 10:56:15 [core.py:390]     raise result\n"
+        "ERROR 04-07 10:56:15 [core.py:390] ValueError: too many values to unpack (expected 12)\n"
+        "(VllmWorker rank=1 pid=9198) ERROR 04-07 10:56:15 [multiproc_executor.py:383] Traceback (most recent call last):\n"
+        '(VllmWorker rank=1 pid=9198) ERROR 04-07 10:56:15 [multiproc_executor.py:383]   File "/root/.cache/vllm/torch_compile_cache/ea2d/rank_1_0/inductor_cache/7a/c7a.py", line 370, in call\n'
+        "(VllmWorker rank=1 pid=9198) ERROR 04-07 10:56:15 [multiproc_executor.py:383]     a, b = args\n"
+        "(VllmWorker rank=1 pid=9198) ERROR 04-07 10:56:15 [multiproc_executor.py:383] ValueError: too many values to unpack (expected 12)\n"
+    )
+    (root,) = primary(diagnose_text(log, library))
+    assert root.rule == "compile.cached-graph-no-longer-fits"
