@@ -104,7 +104,8 @@ def shapes_of(entry: dict) -> dict[str, str]:
 
 
 def _is_index_rule(rule: str) -> bool:
-    return rule.startswith(("surface", "index", "vllm-surface"))
+    # the index's findings are named `vllm.<area>` (no pattern family is called `vllm`)
+    return rule.startswith(("surface", "index", "vllm-surface", "vllm."))
 
 
 class Surface:
@@ -120,11 +121,9 @@ class Surface:
         except Exception as exc:  # noqa: BLE001 - a half-built module must not stop the bench
             print(f"logdoctor.surface present but not importable: {exc!r}", file=sys.stderr)
             return
-        for name in ("explain", "lookup", "match", "find", "search"):
-            fn = getattr(self.module, name, None)
-            if callable(fn):
-                self.fn = fn
-                break
+        index = getattr(self.module, "default_index", None)
+        if callable(index):
+            self.fn = index().lookup
 
     @property
     def available(self) -> bool:
