@@ -27,9 +27,28 @@ _SHUTDOWN = re.compile(
 )
 # A launch that printed one of these has failed; a version line after it belongs to the next launch.
 _FAILURE = re.compile(r"Traceback \(most recent call last\)|[\w./ -]{1,60}?: error: |EngineCore failed to start")
+# The server finished shutting down (uvicorn's last line): its processes are gone, so an error after it
+# is a new launch's, even without a banner (a container restarted with its header cut, a pasted excerpt).
+_STOPPED = re.compile(r"Application shutdown complete")
+# Lines only a starting server prints, beside the header facts (version, arguments) header.py reads:
+# after a launch was up or stopped, one of them starts the next launch.
+_STARTING = re.compile(
+    r"Initializing a V1 LLM engine|Initializing an LLM engine|^usage: (?:vllm|api_server\.py|python -m vllm)"
+    r"|^[$#+>] (?:\S+/)?(?:vllm serve|python[\d.]* -m vllm\.entrypoints)"  # the command, at a shell prompt or `set -x`
+)
+# Every vLLM process prints this when it imports vLLM, workers included: a launch boundary only once the
+# server has stopped.
+_IMPORTING = re.compile(r"Automatically detected platform \w+")
+# After a stop, an error of any shape opens the next launch: a record at ERROR, or a raw error line (an
+# exception line, the container runtime's refusal to start the next container).
+_ERROR_LINE = re.compile(r"[\w.]*(?:Error|Exception): |[\w.-]+: Error response from daemon")
+# Python's report of an exception in a finalizer while the interpreter exits: teardown, not a launch.
+_IGNORED = re.compile(r"Exception ignored in")
 # For a reader that skips lines (sieve.py): what the tracker looks for anywhere in a message, and at its start.
-SEARCHED: tuple[str, ...] = (_READY.pattern, _SHUTDOWN.pattern)
-MATCHED_AT_START: tuple[str, ...] = (_FAILURE.pattern,)
+SEARCHED: tuple[str, ...] = (
+    _READY.pattern, _SHUTDOWN.pattern, _STOPPED.pattern, _STARTING.pattern, _IMPORTING.pattern, _IGNORED.pattern
+)
+MATCHED_AT_START: tuple[str, ...] = (_FAILURE.pattern, _ERROR_LINE.pattern)
 # Order of the markers within one launch's header: the version line comes before the arguments line.
 _MARKER_ORDER = {"version": 0, "non_default_args": 1, "namespace_args": 1}
 
@@ -48,6 +67,8 @@ class Launch:
     args_line: int | None = None  # the `non-default args` / `args: Namespace` line, when seen
     args_truncated: bool = False  # ... and it was cut (longer than a line logdoctor reads): read in part
     failed_line: int | None = None  # the first error or traceback: a version line after it is a restart
+    stopped_line: int | None = None  # shutdown complete: what fails after it is the next launch
+    processes: set[str] = field(default_factory=set)  # the process labels its records carried
 
     def stopping_at(self, line_number: int) -> bool:
         """Was the server, once up, already shutting down on purpose at this line?"""
@@ -59,6 +80,7 @@ class LaunchTracker:
 
     def __init__(self) -> None:
         self._launches: dict[str, list[Launch]] = {}
+        self._finalizer_report: set[str] = set()  # sources whose last record was `Exception ignored in`
 
     def observe(self, record: Record) -> Launch:
         launches = self._launches.setdefault(record.line.source, [Launch(1, 1)])
@@ -66,6 +88,11 @@ class LaunchTracker:
         message = record.message
         if not message:
             return current
+        if self._starts_after_stop(current, record):
+            current = Launch(len(launches) + 1, record.line.number)
+            launches.append(current)
+        if record.process_label is not None and current.stopped_line is None:
+            current.processes.add(record.process_label)
         self._lifecycle(current, record)
         if current.failed_line is None and _FAILURE.match(message) and (record.level in (None, "ERROR", "CRITICAL")):
             current.failed_line = record.line.number
@@ -78,6 +105,30 @@ class LaunchTracker:
         _apply_fact(current, fact, record)
         return current
 
+    def _starts_after_stop(self, current: Launch, record: Record) -> bool:
+        """Does this record open the next launch although no version line came: a server that had been up
+        prints a start-up line, or one that finished shutting down is followed by a line of a process that
+        was not its own, or by an error from no process it had (its processes are gone)."""
+        message = record.message
+        source = record.line.source
+        after_finalizer = source in self._finalizer_report
+        if _IGNORED.search(message):
+            self._finalizer_report.add(source)
+        else:
+            self._finalizer_report.discard(source)
+        if (current.ready_line is not None or current.stopped_line is not None) and _STARTING.search(message):
+            return True
+        if current.stopped_line is None or after_finalizer:
+            return False
+        if _IMPORTING.search(message):
+            return True
+        label = record.process_label
+        if label is not None and current.processes and label not in current.processes:
+            return True  # a process the stopped server did not have: the next server's
+        if not (_FAILURE.match(message) or record.level in ("ERROR", "CRITICAL") or _ERROR_LINE.match(message)):
+            return False
+        return label is None or label not in current.processes
+
     @staticmethod
     def _lifecycle(current: Launch, record: Record) -> None:
         message = record.message
@@ -86,6 +137,8 @@ class LaunchTracker:
                 current.ready_line = record.line.number
         elif current.shutdown_line is None and _SHUTDOWN.search(message):
             current.shutdown_line = record.line.number
+        if current.stopped_line is None and _STOPPED.search(message):
+            current.stopped_line = record.line.number
 
     @staticmethod
     def _launch_for_fact(launches: list[Launch], current: Launch, fact: HeaderFact, record: Record) -> Launch:
