@@ -16,6 +16,7 @@ has been quiet for `quiet` seconds (tick), so a diagnosis never waits for the ne
 
 from __future__ import annotations
 
+import copy
 import re
 from collections import deque
 from collections.abc import Iterable
@@ -61,7 +62,9 @@ _BARE_EXCEPTION = re.compile(bare_exception_regex())
 _PREAMBLE = re.compile(r"(?:Process [\w.-]+|Exception in thread .+|Exception in callback .+):\s*")
 # Lines that start something new, so they never continue an exception message.
 _NEW_THING = re.compile(
-    r"Traceback \(|Process [\w.-]+:|\[|\w[\w/.-]*\.py:\d+: \w*Warning|(?:INFO|WARNING|ERROR|DEBUG|CRITICAL)\b"
+    r"Traceback \(|Process [\w.-]+:|\[|(?:INFO|WARNING|ERROR|DEBUG|CRITICAL)\b"
+    r"|(?:/|[A-Za-z]:\\)?[\w/\\.-]*\.py:\d+: \w*Warning"  # a Python warning, its path absolute or not
+    r"|usage: |[\w./-]{1,60}: error: |Exception ignored in"  # argparse's refusal, a finalizer's report
     r"|\d{4}-\d\d-\d\d[ T]\d\d:\d\d"  # a line of another program's log (Python logging's default format),
     r"|- \S+ - (?:DEBUG|INFO|WARNING|ERROR|CRITICAL) - "  # ... and the same once its timestamp was stripped
 )
@@ -161,6 +164,10 @@ class Event:
     preamble: Record | None = None  # `Process EngineCore:` / `Exception in thread ...:`
     lines_dropped: int = 0
     logged: bool = False  # the traceback sits inside a vLLM log record (logger.exception and friends)
+    # Reported early because its stream went quiet; the event stays open, and the complete one that
+    # follows amends what this one said (a process that flushed its traceback in two writes).
+    provisional: bool = False
+    amends: bool = False  # this complete event follows a provisional report of itself
 
     def add(self, record: Record) -> None:
         if len(self.head) < MAX_EVENT_HEAD:
@@ -456,13 +463,17 @@ class Assembler:
         self.bare_exception = re.compile(bare_exception_regex(exception_names))
         self._open: dict[StreamKey, _Open] = {}
         self._preambles: dict[StreamKey, Record] = {}
+        self._resumable: dict[StreamKey, _Open] = {}  # closed by a quiet period; the stream's next line decides
 
     def feed(self, record: Record, now: float = 0.0) -> list[Event]:
         number = record.line.number
-        done = self._close_silent(record.line.source, number) if self._open or self._preambles else []
+        busy = self._open or self._preambles or self._resumable
+        done = self._close_silent(record.line.source, number) if busy else []
         logger = record.kind == "vllm"
         key: StreamKey = (record.line.source, record.line.stream, record.process, record.pid, record.kind)
         current = self._open.get(key)
+        if current is None and self._resumable:
+            current = self._resume(key, record)
         if current is not None and current.header is not None and current.reader.starts_another_record(record):
             intro = current.reader.take_trailing_intro()
             if intro is not None:
@@ -495,19 +506,43 @@ class Assembler:
         """Complete the events whose stream has been quiet; `hold` names sources in the middle of a line
         (a container runtime's partial line), whose events wait for the rest."""
         stale = [key for key, item in self._open.items() if now - item.last_seen >= self.quiet and key[0] not in hold]
-        return [self._close(key) for key in stale]
+        return [self._close_provisionally(key) for key in stale]
+
+    def _close_provisionally(self, key: StreamKey) -> Event:
+        """A quiet event is complete as far as anyone can tell, and reported; but if the next line of its
+        stream would have continued it (a process that flushed its traceback in two writes), it reopens
+        as it was and its complete form amends this report, so a pause changes nothing in the end."""
+        item = self._open[key]
+        event, reader = copy.deepcopy((item.event, item.reader))
+        self._resumable[key] = _Open(event, reader, item.header, item.last_seen, item.last_line)
+        closed = self._close(key)
+        closed.provisional = True
+        return closed
+
+    def _resume(self, key: StreamKey, record: Record) -> _Open | None:
+        """The provisionally closed event of this stream, reopened if this record continues it."""
+        item = self._resumable.pop(key, None)
+        if item is None or not self._continues(item, record):
+            return None
+        item.event.amends = True
+        self._open[key] = item
+        return item
 
     def _close_silent(self, source: str, number: int) -> list[Event]:
         """Events of this source whose stream printed nothing for MAX_SILENT_LINES lines are complete:
         the process finished its traceback (or died) long ago. Without this, a dead process's last
         event would stay open to the end of a week-long log."""
         silent = [k for k, item in self._open.items() if k[0] == source and number - item.last_line > MAX_SILENT_LINES]
+        for key, item in list(self._resumable.items()):
+            if key[0] == source and number - item.last_line > MAX_SILENT_LINES:
+                del self._resumable[key]
         for key, preamble in list(self._preambles.items()):
             if key[0] == source and number - preamble.line.number > MAX_SILENT_LINES:
                 del self._preambles[key]
         return [self._close(key) for key in silent]
 
     def flush(self) -> list[Event]:
+        self._resumable.clear()
         return [self._close(key) for key in list(self._open)]
 
     @property
@@ -523,9 +558,10 @@ class Assembler:
         preamble that a line numbered `number` could still continue. The next line of its stream decides
         whether it goes on, so that line must be read: a raw traceback's frames, and also the line after
         a logged traceback (with the same header a later record would otherwise merge into it)."""
-        if not self._open and not self._preambles:
+        if not self._open and not self._preambles and not self._resumable:
             return []
-        found = [item.event.record for item in self._open.values() if number - item.last_line <= MAX_SILENT_LINES]
+        items = [*self._open.values(), *self._resumable.values()]
+        found = [item.event.record for item in items if number - item.last_line <= MAX_SILENT_LINES]
         return found + [r for r in self._preambles.values() if number - r.line.number <= MAX_SILENT_LINES]
 
     def ends_logged_group(self, record: Record) -> list[Event] | None:
@@ -535,6 +571,8 @@ class Assembler:
         closed here and returned. None when the line must be fed: it may continue the event."""
         key: StreamKey = (record.line.source, record.line.stream, record.process, record.pid, record.kind)
         current = self._open.get(key)
+        if current is None and self._resumable:
+            current = self._resume(key, record)
         if current is None or current.header is None or record.header == current.header or key in self._preambles:
             return None
         return [self._close(key)]

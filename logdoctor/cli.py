@@ -46,20 +46,26 @@ def make_reporter(fmt: str, out: TextIO) -> Reporter:
     return TextReporter(out)
 
 
-def _add_common(parser: argparse.ArgumentParser) -> None:
+def _add_common(parser: argparse.ArgumentParser, top: bool = False) -> None:
+    # Given before or after the command (`logdoctor --format json scan F` = `logdoctor scan --format json F`):
+    # a command's own copy must not reset what the top level read, so only the top level has defaults.
     parser.add_argument(
         "--format",
         choices=("text", "json"),
-        default="text",
-        help="text for people (default), json for JSON Lines, one finding per line",
+        default=None if top else argparse.SUPPRESS,
+        help="text for people (default; json for watch), json for JSON Lines, one finding per line",
     )
     parser.add_argument(
         "--patterns",
         action="append",
-        default=[],
+        default=[] if top else argparse.SUPPRESS,
         metavar="DIR",
         help="extra pattern files or folders (repeatable; also $LOGDOCTOR_PATTERNS)",
     )
+
+
+# The format of a command whose user chose none.
+_DEFAULT_FORMAT = {"watch": "json"}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -70,7 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
         "`vllm serve ... 2>&1 | logdoctor`.",
     )
     parser.add_argument("--version", action="version", version=f"logdoctor {__version__}")
-    _add_common(parser)
+    _add_common(parser, top=True)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     scan = commands.add_parser("scan", help="diagnose saved logs (plain or .gz; a folder means its *.log* files)")
     scan.add_argument("paths", nargs="+", metavar="FILE|DIR")
@@ -84,7 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--config", dest="config_file", metavar="YAML", help="vLLM's own --config file")
     check.add_argument("--vllm-version", metavar="X.Y.Z", help="the vLLM version to check for (default: newest known)")
     check.add_argument("--architecture", help="the model's architecture, e.g. NemotronHForCausalLM")
-    check.add_argument("--format", choices=("text", "json"), default="text")
+    check.add_argument("--format", choices=("text", "json"), default=argparse.SUPPRESS)
     check.add_argument("command_line", nargs=argparse.REMAINDER, metavar="-- vllm serve MODEL ...")
     run = commands.add_parser(
         "run",
@@ -112,7 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
         "after diagnosing what is pending and saving the state.",
     )
     watch.add_argument("paths", nargs="+", metavar="PATH")
-    watch.add_argument("--format", choices=("json", "text"), default="json")
+    watch.add_argument("--format", choices=("json", "text"), default=argparse.SUPPRESS)
     watch.add_argument("--state", metavar="FILE", help="remember offsets and reported findings across restarts")
     watch.add_argument("--metrics-port", type=int, metavar="N", help="serve Prometheus /metrics and /healthz")
     watch.add_argument(
@@ -141,12 +147,15 @@ def build_parser() -> argparse.ArgumentParser:
 def _load_library(patterns: Sequence[str]) -> Library | None:
     from logdoctor.library.loader import LibraryError
     from logdoctor.library.matcher import Library
+    from logdoctor.report import print_notice
 
     try:
-        return Library.load(patterns)
+        library = Library.load(patterns)
     except LibraryError as exc:
         print(f"logdoctor: {exc}", file=sys.stderr)
         return None
+    library.on_notice = print_notice
+    return library
 
 
 def cmd_pipe(args: argparse.Namespace) -> int:
@@ -164,7 +173,7 @@ def cmd_pipe(args: argparse.Namespace) -> int:
     from logdoctor.sources.passthrough import pump
 
     reporter = make_reporter(args.format, sys.stderr)
-    doctor = Doctor(library)
+    doctor = Doctor(library, on_internal_error=library.on_notice)
     pump(doctor, reporter.finding, sys.stdin.fileno(), sys.stdout.fileno())
     with contextlib.suppress(OSError, ValueError):  # stderr may be gone; the exit status still counts
         reporter.close()
@@ -253,7 +262,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             print(f"logdoctor run: cannot create the report {args.report}: {exc.strerror or exc}", file=sys.stderr)
             return EXIT_USAGE
     reporter = make_reporter(args.format, sys.stderr)
-    doctor = Doctor(library)
+    doctor = Doctor(library, on_internal_error=library.on_notice)
 
     def emit(finding: Finding) -> None:
         reporter.finding(finding)
@@ -350,6 +359,8 @@ def _standard_streams() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     _standard_streams()
     args = build_parser().parse_args(argv)
+    if args.format is None:
+        args.format = _DEFAULT_FORMAT.get(args.command or "", "text")
     handlers = {
         None: cmd_pipe,
         "scan": cmd_scan,

@@ -11,6 +11,7 @@ judgement so far (the root cause nearly always precedes its wrappers). Post-mort
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from logdoctor import records
@@ -34,9 +35,18 @@ class _Sightings:
     repeats: list[tuple[int, list[EvidenceLine]]] = field(default_factory=list)  # earliest others: (line, error lines)
 
 
+MAX_PROVISIONAL = 256  # provisionally closed events remembered, should one reopen
+
+
 class Doctor:
-    def __init__(self, library: Library, quiet: float = QUIET_SECONDS) -> None:
+    def __init__(
+        self, library: Library, quiet: float = QUIET_SECONDS, on_internal_error: Callable[[str], None] | None = None
+    ) -> None:
         self.library = library
+        # The core prints nothing: an internal error's report goes to this sink (the edge prints it,
+        # redacted); by default it is kept in internal_error_reports.
+        self.internal_error_reports: list[str] = []
+        self._on_internal_error = on_internal_error or self.internal_error_reports.append
         self.assembler = Assembler(quiet, library.exception_names)
         self.launches = LaunchTracker()
         self.findings: list[Finding] = []
@@ -44,6 +54,12 @@ class Doctor:
         self.internal_errors = 0
         self._seen: dict[tuple[object, ...], _Sightings] = {}
         self._primary: dict[tuple[str, int], Finding] = {}
+        self._issued = 0  # ids handed out
+        self._amended: dict[str, Finding] = {}  # findings changed since the last call returned
+        self._withdrawn: list[Finding] = []  # findings taken back since then
+        # (source, first line) of a provisionally closed event -> (it made a new finding?, that finding or
+        # the one it counted as a sighting of): undone if the event reopens and completes.
+        self._provisional: dict[tuple[str, int], tuple[bool, Finding]] = {}
 
     def feed(self, line: Line, now: float = 0.0) -> list[Finding]:
         self.lines += 1
@@ -81,6 +97,36 @@ class Doctor:
         return self.assembler.pending_in(source)
 
     def _diagnose(self, events: list[Event]) -> list[Finding]:
+        """The findings these events add, then an `update` copy of each earlier finding they changed (a
+        stream reports what it knows at once and amends it; `report()` is the settled view)."""
+        new = self._new_findings(events)
+        if new or self._amended:
+            self._settle_primaries()
+        gone = {f.id for f in self._withdrawn}
+        fresh = {f.id for f in new}
+        updates = [
+            f.model_copy(update={"kind": "update"}) for f in self._amended.values() if f.id not in fresh | gone
+        ]
+        withdrawn = [f.model_copy(update={"kind": "withdrawn"}) for f in self._withdrawn]
+        self._amended.clear()
+        self._withdrawn.clear()
+        return new + updates + withdrawn
+
+    def _settle_primaries(self) -> None:
+        """The root cause of each launch as report() would rank it now, so a stream that applies the
+        updates ends where a scan of the same input starts."""
+        before = {f.id: f.primary for f in self.findings}
+        rank(self.findings)
+        self._primary = {(f.source, f.launch): f for f in self.findings if f.primary}
+        for finding in self.findings:
+            if before.get(finding.id) != finding.primary:
+                self._amend(finding)
+
+    def _amend(self, finding: Finding) -> None:
+        if finding.id:
+            self._amended[finding.id] = finding
+
+    def _new_findings(self, events: list[Event]) -> list[Finding]:
         new: list[Finding] = []
         for event in events:
             launch = self.launches.launch_of(event.record.line.source, event.first_line)
@@ -89,19 +135,63 @@ class Doctor:
             except Exception as exc:  # noqa: BLE001 - one odd event must not stop the diagnosis of the rest
                 self._internal_error(exc, event.record.line)
                 continue
+            where = (event.record.line.source, event.first_line)
+            early = self._provisional.pop(where, None) if event.amends else None
+            if early is not None:
+                self._take_back(early)
+                if early[0] and (finding is None or dedupe_key(finding) in self._seen):
+                    self._withdrawn.append(early[1])  # nothing takes over its id: the stream must drop it
             if finding is None:
                 continue
+            if len(self._provisional) >= MAX_PROVISIONAL:  # only the latest quiet close per stream can reopen
+                del self._provisional[next(iter(self._provisional))]
             key = dedupe_key(finding)
             seen = self._seen.get(key)
             if seen is not None:
+                if event.provisional:
+                    self._provisional[where] = (False, seen.best)
                 self._sighted_again(seen, finding)
                 continue
-            self._seen[key] = _Sightings(finding, list(finding.evidence))
-            self.findings.append(finding)
-            self._link_explanations(finding)
-            self._mark_provisional_primary(finding)
+            if early is not None and early[0]:
+                finding.id = early[1].id  # the complete event amends its early report
+                self._store(finding)
+                self._amend(finding)
+                if event.provisional:  # quiet again before it completed: it may reopen once more
+                    self._provisional[where] = (True, finding)
+                continue
+            if event.provisional:
+                self._provisional[where] = (True, finding)
+            self._issued += 1
+            finding.id = f"f{self._issued}"
+            self._store(finding)
             new.append(finding)
         return new
+
+    def _store(self, finding: Finding) -> None:
+        self._seen[dedupe_key(finding)] = _Sightings(finding, list(finding.evidence))
+        self.findings.append(finding)
+        self._link_explanations(finding)
+        self._mark_provisional_primary(finding)
+
+    def _take_back(self, early: tuple[bool, Finding]) -> None:
+        """Undo what an event's provisional report did: the complete event that follows replaces it."""
+        was_new, finding = early
+        if was_new:
+            self._withdraw(finding)
+        elif finding.occurrences > 1:  # it was counted as one more sighting of this finding
+            finding.occurrences -= 1
+            self._amend(finding)
+
+    def _withdraw(self, early: Finding) -> None:
+        """Take back an early report: the complete event that follows replaces it."""
+        if early in self.findings:
+            self.findings.remove(early)
+        key = dedupe_key(early)
+        if key in self._seen and self._seen[key].best is early:
+            del self._seen[key]
+        for launch, best in list(self._primary.items()):
+            if best is early:
+                del self._primary[launch]
 
     def _link_explanations(self, finding: Finding) -> None:
         """A finding whose pattern explains a later error of its launch (library `explains`) becomes the
@@ -114,6 +204,8 @@ class Doctor:
             if SEVERITY_ORDER[later.severity] < SEVERITY_ORDER[earlier.severity]:
                 earlier.severity = later.severity
             earlier.role, later.role = "cause", "consequence"
+            self._amend(earlier)
+            self._amend(later)
             shown = {e.line for e in earlier.evidence}
             earlier.evidence += [e for e in error_lines(later) if e.line not in shown]
             earlier.lines = (earlier.lines[0], max(earlier.lines[1], earlier.evidence[-1].line))
@@ -126,15 +218,13 @@ class Doctor:
     def _internal_error(self, exc: Exception, line: Line) -> None:
         self.internal_errors += 1
         if self.internal_errors == 1:
-            import sys
             import traceback
 
             where = f"{line.source}:{line.number}"
             detail = "".join(traceback.format_exception(exc, limit=4))
-            print(
+            self._on_internal_error(
                 f"logdoctor: internal error while diagnosing the event at {where} (skipped it; the rest "
-                f"goes on). Please report it with this traceback:\n{detail}",
-                file=sys.stderr,
+                f"goes on). Please report it with this traceback:\n{detail}"
             )
 
     def _sighted_again(self, seen: _Sightings, finding: Finding) -> None:
@@ -154,10 +244,13 @@ class Doctor:
         seen.repeats = sorted(seen.repeats, key=lambda r: r[0])[: MAX_REPEATS_SHOWN - 1]
         extra = [e for _, lines in seen.repeats for e in lines]
         seen.best.evidence = sorted(seen.own_evidence + extra, key=lambda e: e.line)
+        self._amend(seen.best)
 
     def _replace(self, old: Finding, new: Finding) -> None:
+        """An earlier sighting completed after a later one: it becomes the finding, under the same id."""
         new.occurrences = old.occurrences
         new.primary = old.primary
+        new.id = old.id
         self.findings[self.findings.index(old)] = new
         for key, best in self._primary.items():
             if best is old:
@@ -169,5 +262,9 @@ class Doctor:
         key = (finding.source, finding.launch)
         best = self._primary.get(key)
         if best is None or rank_key(finding) < rank_key(best):
+            if best is not None and best is not finding:
+                best.primary = False  # a stream shows one root cause per launch at a time
+                self._amend(best)
             self._primary[key] = finding
             finding.primary = True
+            self._amend(finding)

@@ -50,7 +50,13 @@ class ConstraintResult(_Model):
 
 
 class Finding(_Model):
-    kind: Literal["finding"] = "finding"
+    kind: Literal["finding", "update", "withdrawn"] = Field(
+        default="finding",
+        description="`finding` when first reported; `update` amends the finding of the same `id` (a later "
+        "sighting, its root-cause status, its role), as a stream learns more; `withdrawn` takes it back (its "
+        "lines turned out to be part of another finding's event)",
+    )
+    id: str = Field(default="", description="Stable for the run: updates carry the id of the finding they amend")
     rule: str = Field(description="Pattern id, or `unrecognized`")
     severity: Severity
     title: str

@@ -31,7 +31,7 @@ class ScanResult:
 
 
 def diagnose_file(path: Path, library: Library, advance: _Advance | None = None) -> tuple[Doctor, list[Finding]]:
-    doctor = Doctor(library)
+    doctor = Doctor(library, on_internal_error=library.on_notice)
     sieve = Sieve(doctor, Framer(str(path)), library.prefilter)
     try:
         for data, position in chunks(path):

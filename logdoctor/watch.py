@@ -56,7 +56,7 @@ def watch(
 
     watcher = Watcher(
         targets,
-        Doctor(library),
+        Doctor(library, on_internal_error=library.on_notice),
         emit,
         state,
         state_path,

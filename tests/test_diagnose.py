@@ -192,7 +192,7 @@ def test_another_programs_log_line_does_not_continue_an_exception(library: Libra
 
 
 def test_an_internal_error_skips_one_event_and_is_reported_once(
-    library: Library, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    library: Library, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import logdoctor.doctor as doctor_module
 
@@ -205,9 +205,13 @@ def test_an_internal_error_skips_one_event_and_is_reported_once(
 
     monkeypatch.setattr(doctor_module, "diagnose", flaky)
     lines = ["ERROR 11-30 19:42:03 [x.py:1] boom", "ERROR 11-30 19:42:04 [x.py:1] boom again", *traceback("", KV_ERROR)]
-    findings = diagnose_lines(lines, library)
-    assert [f.rule for f in findings] == ["memory.kv-cache-too-small"]
-    assert capsys.readouterr().err.count("internal error") == 1
+    reports: list[str] = []
+    doctor = Doctor(library, on_internal_error=reports.append)  # the core prints nothing: its sink gets it
+    for number, text in enumerate(lines, 1):
+        doctor.feed(Line("-", number, text))
+    doctor.flush()
+    assert [f.rule for f in doctor.report()] == ["memory.kv-cache-too-small"]
+    assert doctor.internal_errors == 2 and len(reports) == 1 and "internal error" in reports[0]
 
 
 def test_a_warning_that_explains_a_later_error_becomes_its_root_cause(library: Library) -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import FIXTURES
+from tests.markers import strip_markers
 
 ENGINE_FIXTURE = FIXTURES / "engine-core-kv-cache-too-small-0.33.log"
 ROOT_CAUSE = "memory.kv-cache-too-small"
@@ -225,3 +226,76 @@ def test_scan_into_a_reader_that_closes_early_exits_quietly() -> None:
     )
     assert proc.stdout == b"== " + str(ENGINE_FIXTURE).encode()[:7]
     assert b"Traceback" not in proc.stderr and b"BrokenPipe" not in proc.stderr
+
+
+# The last line of a crash often has no newline (the process died mid-write, or `echo -n`): it must still
+# reach the diagnosis, so ending the input flushes the framer and the sieve, not only the core.
+UNTERMINATED = (
+    b"Traceback (most recent call last):\n"
+    b'  File "/venv/lib/python3.12/site-packages/vllm/entrypoints/openai/api_server.py", line 1, in run_server\n'
+    b"    sock.bind(addr)\n"
+    b"OSError: [Errno 98] Address already in use"
+)
+
+
+@pytest.mark.parametrize("mode", ["pipe", "scan"])
+def test_an_error_on_a_last_line_without_newline_is_recognised(mode: str, tmp_path: Path) -> None:
+    if mode == "pipe":
+        proc = run("--format", "json", stdin=UNTERMINATED)
+        out = proc.stderr
+    else:
+        log = tmp_path / "cut.log"
+        log.write_bytes(UNTERMINATED)
+        proc = run("--format", "json", "scan", str(log))
+        out = proc.stdout
+    primaries = [f["rule"] for f in json_findings(out) if f["primary"]]
+    assert primaries == ["network.port-in-use"]
+    assert proc.returncode == 1
+
+
+# The real processes, each mode wired as a user runs it, on real-shaped fixtures: the stream's findings,
+# updates applied by id, are the scan's (tests/test_modes_agree.py does the same in-process for every
+# fixture and chunking, with a simulated clock).
+MODE_FIXTURES = [
+    ENGINE_FIXTURE,
+    FIXTURES / "families" / "network-port-in-use-0.8.log",
+    FIXTURES / "real" / "vllm-0.33.0-replayssm-multi-rule.log",
+]
+
+
+def _settled(lines: bytes) -> list[tuple[object, ...]]:
+    held: dict[str, dict[str, object]] = {}
+    for finding in json_findings(lines):
+        if finding["kind"] == "withdrawn":
+            held.pop(str(finding["id"]), None)
+        else:
+            held[str(finding["id"])] = finding
+    return sorted(
+        (f["rule"], f["primary"], tuple(f["lines"]), f["process"], f["occurrences"])  # type: ignore[arg-type]
+        for f in held.values()
+    )
+
+
+@pytest.mark.parametrize("path", MODE_FIXTURES, ids=lambda p: p.name)
+def test_scan_pipe_and_run_agree_on_a_log(path: Path, tmp_path: Path) -> None:
+    log = tmp_path / "vllm.log"
+    log.write_bytes(strip_markers(path.read_bytes())[0])
+    scanned = _settled(run("--format", "json", "scan", str(log)).stdout)
+    piped = _settled(run("--format", "json", stdin=log.read_bytes()).stderr)
+    ran = _settled(run("--format", "json", "run", "--", "cat", str(log)).stderr)
+    assert piped == scanned and ran == scanned
+
+
+def test_a_traceback_written_in_two_bursts_ends_as_one_finding() -> None:
+    # A worker flushes half its traceback, pauses longer than the quiet period, then the rest: the early
+    # report is amended, never left as an `Unrecognized error` beside the real one.
+    lines = FIXTURES.joinpath("families", "network-port-in-use-0.8.log").read_bytes().splitlines(keepends=True)
+    start = next(i for i, line in enumerate(lines) if line.startswith(b"Traceback"))
+    first, rest = b"".join(lines[: start + 3]), b"".join(lines[start + 3 :])
+    writer = (
+        "import sys, time; out = sys.stdout.buffer; "
+        f"out.write({first!r}); out.flush(); time.sleep(1.2); out.write({rest!r}); out.flush()"
+    )
+    piped = _settled(run("--format", "json", "run", "--", sys.executable, "-c", writer).stderr)
+    assert [r for r in piped if r[1]] and [r[0] for r in piped if r[1]] == ["network.port-in-use"]
+    assert "unrecognized" not in [r[0] for r in piped]

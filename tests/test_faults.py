@@ -20,6 +20,7 @@ import pytest
 from logdoctor.doctor import Doctor
 from logdoctor.library.matcher import Library
 from logdoctor.model import Finding
+from logdoctor.report import print_notice
 from logdoctor.sources import state as state_module
 from logdoctor.sources.passthrough import pump
 from tests.conftest import FIXTURES
@@ -39,7 +40,8 @@ def _pipe(library: Library, data: bytes, emit: object = None) -> tuple[bytes, li
     writer.start()
     reader.start()
     found: list[Finding] = []
-    guard = pump(Doctor(library), emit or found.append, stdin_r, stdout_w)  # type: ignore[arg-type]
+    doctor = Doctor(library, on_internal_error=print_notice)  # wired as the CLI wires it
+    guard = pump(doctor, emit or found.append, stdin_r, stdout_w)  # type: ignore[arg-type]
     os.close(stdout_w)
     os.close(stdin_r)
     writer.join()
@@ -101,7 +103,7 @@ def test_the_pipe_with_stdout_closed_drains_and_still_diagnoses() -> None:
         check=False,
     )
     assert proc.returncode == 1 and ROOT_CAUSE.encode() in proc.stderr
-    assert all(line.startswith(b'{"kind":"finding"') for line in proc.stderr.splitlines())  # nothing else
+    assert all(line.startswith((b'{"kind":"finding"', b'{"kind":"update"')) for line in proc.stderr.splitlines())  # nothing else
 
 
 def test_watch_a_file_that_cannot_be_read_is_said_and_retried(

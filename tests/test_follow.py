@@ -41,12 +41,19 @@ class Harness:
         self.watcher = Watcher(
             targets,
             Doctor(library, quiet=0.0),
-            self.findings.append,
+            self._emit,
             load_state(state),
             state,
             poll_seconds=0,
             on_poll=self._count,
         )
+
+    def _emit(self, finding: Finding) -> None:
+        """As a consumer of the stream does: an update replaces the finding of its id."""
+        if finding.kind == "update":
+            self.findings = [finding if f.id == finding.id else f for f in self.findings]
+        else:
+            self.findings.append(finding)
 
     def _count(self, lines: int, data: int, files: int) -> None:
         self.lines += lines

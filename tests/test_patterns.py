@@ -94,7 +94,7 @@ def test_user_patterns_are_loaded_and_tried_first(tmp_path: Path) -> None:
     assert rules_for(library, "ValueError: boom") == ["site.custom-boom"]
 
 
-def test_runaway_regex_is_stopped_and_reported_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_runaway_regex_is_stopped_and_reported_once(tmp_path: Path) -> None:
     (tmp_path / "slow.toml").write_text(
         '[[pattern]]\nid = "slow.backtrack"\ntitle = "t"\nseverity = "error"\nwhere = "line"\n'
         "match = '''(a|aa)+$'''\n"
@@ -104,8 +104,9 @@ def test_runaway_regex_is_stopped_and_reported_once(tmp_path: Path, capsys: pyte
     library = Library.load([str(tmp_path)])
     text = "\n".join(["a" * 40 + "!"] * 3)
     diagnose_text(text, library)
-    err = capsys.readouterr().err
-    assert err.count("slow.backtrack") == 1 and "backtracks" in err
+    # The library prints nothing itself: its notices go to the sink the edge sets (the CLI prints them).
+    (notice,) = library.notices
+    assert "slow.backtrack" in notice and "backtracks" in notice
 
 
 def test_nested_quantifiers_are_warned_about(library: Library) -> None:

@@ -194,3 +194,8 @@ def load_cached_patterns(
     }
     cache.write(path, json.dumps(data).encode())
     return patterns, found, key
+
+
+def prefilter_enabled() -> bool:
+    """$LOGDOCTOR_PREFILTER=off reads every line (benchmarks, bug hunts)."""
+    return os.environ.get("LOGDOCTOR_PREFILTER") != "off"

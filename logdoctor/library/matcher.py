@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -78,6 +77,11 @@ class Library:
         self._message_ids = frozenset(p.id for p in self.message_patterns)
         self.exception_names = sorted({name.rsplit(".", 1)[-1] for p in self.patterns for name in p.exception})
         self.timed_out: set[str] = set()
+        # Set by the edge (Library.load reads $LOGDOCTOR_PREFILTER; the CLI prints notices): the library
+        # itself reads no environment and prints nothing.
+        self.prefilter_enabled = True
+        self.notices: list[str] = []
+        self.on_notice: Callable[[str], None] = self.notices.append
         self._prefilter: object = _UNBUILT
         self._surface: object = _UNBUILT
 
@@ -97,20 +101,19 @@ class Library:
         """The prefilter for this library, built once; None when it cannot be built or is switched off
         ($LOGDOCTOR_PREFILTER=off reads every line: for benchmarks and bug hunts)."""
         if self._prefilter is _UNBUILT:
-            import os
-
             from logdoctor.prefilter import Prefilter
 
-            off = os.environ.get("LOGDOCTOR_PREFILTER") == "off"
-            self._prefilter = None if off else Prefilter.for_library(self)
+            self._prefilter = Prefilter.for_library(self) if self.prefilter_enabled else None
         return self._prefilter  # type: ignore[return-value]
 
     @classmethod
     def load(cls, extra_dirs: Iterable[str] = ()) -> Library:
-        from logdoctor.library.loader import load_cached_patterns, load_constraint_sets
+        from logdoctor.library.loader import load_cached_patterns, load_constraint_sets, prefilter_enabled
 
         patterns, literals, fingerprint = load_cached_patterns(extra_dirs)
-        return cls(patterns, load_constraint_sets(extra_dirs), literals, fingerprint)
+        library = cls(patterns, load_constraint_sets(extra_dirs), literals, fingerprint)
+        library.prefilter_enabled = prefilter_enabled()
+        return library
 
     def _search(self, pattern: Pattern, text: str) -> regex.Match[str] | None:
         try:
@@ -118,10 +121,9 @@ class Library:
         except TimeoutError:
             if pattern.id not in self.timed_out:
                 self.timed_out.add(pattern.id)
-                print(
+                self.on_notice(
                     f"logdoctor: pattern {pattern.id} ({pattern.origin}) took longer than "
-                    f"{MATCH_TIMEOUT}s on one line and was skipped there; its regex backtracks",
-                    file=sys.stderr,
+                    f"{MATCH_TIMEOUT}s on one line and was skipped there; its regex backtracks"
                 )
             return None
 

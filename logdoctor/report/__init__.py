@@ -21,3 +21,31 @@ def scrub(value: Any) -> Any:
 
 def redacted(finding: Finding) -> Finding:
     return Finding.model_validate(scrub(finding.model_dump()))
+
+
+def print_notice(message: str) -> None:
+    """Where the core's own problems (an internal error, a regex that ran out of time) reach the user:
+    standard error, redacted like every other output; a closed stderr loses the notice, not the run."""
+    import contextlib
+    import sys
+
+    with contextlib.suppress(OSError, ValueError):
+        print(redact(message), file=sys.stderr)
+
+
+class UpdateFilter:
+    """For people, a stream's amendments are noise (one more rank saw the error) except one: a finding
+    reported earlier is now the root cause. Says which updates a text reporter shows."""
+
+    def __init__(self) -> None:
+        self._shown_as_root: set[str] = set()
+
+    def shows(self, finding: Finding) -> bool:
+        if finding.kind != "update":
+            if finding.primary:
+                self._shown_as_root.add(finding.id)
+            return True
+        if finding.primary and finding.id not in self._shown_as_root:
+            self._shown_as_root.add(finding.id)
+            return True
+        return False

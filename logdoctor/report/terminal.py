@@ -9,7 +9,7 @@ from rich.panel import Panel
 from rich.text import Text
 
 from logdoctor.model import Finding
-from logdoctor.report import redacted
+from logdoctor.report import UpdateFilter, redacted
 from logdoctor.report.checklist import checklist, command_diff
 from logdoctor.report.text import TRUNCATED_NOTE, evidence_excerpt, headline, shorten, where
 
@@ -19,12 +19,19 @@ _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 class TerminalReporter:
     def __init__(self, out: TextIO) -> None:
         self.console = Console(file=out, highlight=False, soft_wrap=False)
+        self._updates = UpdateFilter()
 
     def file_header(self, source: str, lines: int, launches: int, findings: int) -> None:
         self.console.rule(f"{source}: {lines} lines, {launches} launch(es), {findings} finding(s)")
 
     def finding(self, finding: Finding) -> None:
+        if not self._updates.shows(finding):
+            return
         f = redacted(finding)
+        if f.kind == "update":
+            note = f"Now the root cause: [{f.rule}] {f.title} ({where(f)}, shown above)"
+            self.console.print(Text(note, style="bold"))
+            return
         parts: list[Text] = [Text(where(f), style="dim")]
         error = f"{f.error.type}: {f.error.message}" if f.error.type else f.error.message
         parts.append(Text(shorten(error.splitlines()[0]) if error else "", style="bold"))

@@ -6,7 +6,7 @@ import textwrap
 from typing import TextIO
 
 from logdoctor.model import EvidenceLine, Finding
-from logdoctor.report import redacted
+from logdoctor.report import UpdateFilter, redacted
 from logdoctor.report.checklist import checklist, command_diff
 
 ERROR_LINE_CHARS = 240
@@ -53,12 +53,18 @@ class TextReporter:
     def __init__(self, out: TextIO, width: int = 100) -> None:
         self.out = out
         self.width = width
+        self._updates = UpdateFilter()
 
     def file_header(self, source: str, lines: int, launches: int, findings: int) -> None:
         self.out.write(f"== {source}: {lines} lines, {launches} launch(es), {findings} finding(s)\n")
 
     def finding(self, finding: Finding) -> None:
+        if not self._updates.shows(finding):
+            return
         f = redacted(finding)
+        if f.kind == "update":
+            self.out.write(f"logdoctor: now the root cause: [{f.rule}] {f.title} ({where(f)}, reported above)\n")
+            return
         wrap = textwrap.TextWrapper(width=self.width, initial_indent="    ", subsequent_indent="    ")
         out = [f"logdoctor: {headline(f)}", f"  where: {where(f)}"]
         error = f"{f.error.type}: {f.error.message}" if f.error.type else f.error.message

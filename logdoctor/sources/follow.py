@@ -331,6 +331,7 @@ class Watcher:
         self._warned: set[str] = set()
         self._state_dirty = False
         self._reported_since_save = False  # a reported finding is saved at once: a restart must know it
+        self._emitted_ids: set[str] = set()
         self._last_save = 0.0
 
     def warn(self, message: str) -> None:
@@ -347,12 +348,17 @@ class Watcher:
                     labels["pod"],
                     labels["container"],
                 )
+            if finding.kind == "update":
+                if finding.id in self._emitted_ids:  # amends what this run reported (not what a restart skipped)
+                    self.emit(finding)
+                continue
             mark = fingerprint(finding)
             if self.state.was_reported(mark):
                 continue  # reported before a restart: the lines were read again from the last safe point
             self.state.remember(mark)
             self._state_dirty = True
             self._reported_since_save = True
+            self._emitted_ids.add(finding.id)
             self.emit(finding)
 
     def poll_once(self) -> None:
