@@ -55,5 +55,13 @@ def test_deep_nesting_in_a_repr_is_refused_not_a_recursion_error() -> None:
 def test_binary_garbage_never_raises(library: Library) -> None:
     import random
 
+    from logdoctor.doctor import Doctor
+    from logdoctor.framing import frame_bytes
+
     data = random.Random(0).randbytes(300_000)
     diagnose_text(data, library)  # findings or not: no exception, no hang
+    doctor = Doctor(library)  # ... and none swallowed by the core's guard either
+    for line in frame_bytes(data, "garbage"):
+        doctor.feed(line)
+    doctor.flush()
+    assert doctor.internal_errors == 0, doctor.internal_error_reports

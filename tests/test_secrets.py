@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -119,11 +120,21 @@ def test_watch(log: Path, tmp_path: Path) -> None:
         stderr=subprocess.PIPE,
         text=True,
     )
-    time.sleep(0.5)
+    # No fixed sleeps (these machines slow down without warning): write at once, the watcher picks the
+    # file up whenever it appears, and read its output until the redacted finding is there.
     followed.write_text(LOG)
-    time.sleep(2.0)
+    assert proc.stdout is not None
+    seen: list[str] = []
+    reader = threading.Thread(target=lambda: seen.extend(iter(proc.stdout.readline, "")), daemon=True)  # type: ignore[union-attr]
+    reader.start()
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not any("***" in line for line in seen):
+        time.sleep(0.05)
     proc.terminate()
-    stdout, stderr = proc.communicate(timeout=10)
+    proc.wait(timeout=30)
+    reader.join(timeout=30)  # the reader owns stdout up to its end
+    stderr = proc.stderr.read() if proc.stderr is not None else ""
+    stdout = "".join(seen)
     assert "***" in stdout
     assert_no_secret(stdout + stderr, "watch")
 

@@ -241,3 +241,31 @@ def test_a_prefix_cut_short_does_not_reach_into_later_lines(library: Library, pr
         b"pid=10887) WARNING 11-30 21:50:27 [nixl_utils.py:65] NIXL is not available\n"
     )
     assert report(data, library, prefilter) == report(data, library, None)
+
+
+def test_a_sieved_read_still_sees_the_lifecycle_lines_that_excuse_shutdown_errors(
+    library: Library, prefilter: Prefilter
+) -> None:
+    # The server came up, served, was asked to stop, and the dying engine's EngineDeadError followed:
+    # shutdown noise, exit 0. Every lifecycle line is an INFO record that no pattern asks for, so only
+    # the tracker's own triggers keep the sieve from dropping them.
+    serving = "".join(
+        f"(APIServer pid=7) INFO 11-30 10:00:{i % 60:02d} [loggers.py:1] Engine 000: Avg prompt throughput: 1.0 tokens/s\n"
+        for i in range(2000)
+    )
+    log = (
+        "(APIServer pid=7) INFO 11-30 10:00:00 [api_server.py:1] vLLM API server version 0.33.0\n"
+        "(APIServer pid=7) INFO 11-30 10:00:00 [api_server.py:2] Starting vLLM API server 0 on http://0.0.0.0:8000\n"
+        "(APIServer pid=7) INFO:     Application startup complete.\n"
+        + serving
+        + "(APIServer pid=7) INFO 11-30 10:01:00 [launcher.py:3] Shutting down FastAPI HTTP server.\n"
+        "(APIServer pid=7) ERROR 11-30 10:01:00 [async_llm.py:4] AsyncLLM output_handler failed.\n"
+        "(APIServer pid=7) ERROR 11-30 10:01:00 [async_llm.py:4] Traceback (most recent call last):\n"
+        '(APIServer pid=7) ERROR 11-30 10:01:00 [async_llm.py:4]   File "/v/vllm/v1/engine/async_llm.py", line 5, in output_handler\n'
+        "(APIServer pid=7) ERROR 11-30 10:01:00 [async_llm.py:4]     outputs = await engine_core.get_output_async()\n"
+        "(APIServer pid=7) ERROR 11-30 10:01:00 [async_llm.py:4] vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace (above) for the root cause.\n"
+        "(APIServer pid=7) INFO:     Application shutdown complete.\n"
+    ).encode()
+    sieved = report(log, library, prefilter)
+    assert sieved == report(log, library, None)
+    assert not [f for f in sieved[1:] if '"primary": true' in f and '"severity": "error"' in f]
