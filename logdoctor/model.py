@@ -60,10 +60,16 @@ class Finding(_Model):
     rule: str = Field(description="Pattern id, or `unrecognized`")
     severity: Severity
     title: str
-    primary: bool = Field(description="The root cause of its launch (exactly one per launch with findings)")
+    primary: bool = Field(
+        description="The root cause of its launch: exactly one per launch with a finding that can be one; a "
+        "launch whose findings are all harmless (info, benign) or failed requests has none"
+    )
     role: Role = "cause"
     source: str = Field(description="Path of the log, or `-` for standard input")
-    lines: tuple[int, int] = Field(description="First and last line of the evidence")
+    lines: tuple[int, int] = Field(
+        description="First and last line of the event that raised it (through the error it explains, if any); "
+        "`evidence` may add the error lines of other sightings beyond them"
+    )
     launch: int = Field(description="1-based index of the launch (server start) within the source")
     process: str | None = Field(description="Process that logged it, e.g. `EngineCore pid=81390`")
     error: ErrorInfo
