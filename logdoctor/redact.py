@@ -10,7 +10,13 @@ import re
 from collections.abc import Callable
 
 MASK = "***"
-_QUOTED = re.compile(r"""(?P<q>['"])(?!\*\*\*)[^'"]*(?P=q)""")
+_QUOTED = re.compile(r"""(?P<q>['"])[^'"]*(?P=q)""")
+
+
+def _mask_items(items: str) -> str:
+    """Every quoted item of a list, masked; scanned left to right, so `', '` between two items already
+    masked is never read as an item (redacting twice changes nothing more)."""
+    return _QUOTED.sub(lambda m: m["q"] + MASK + m["q"], items)
 
 _RULES: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
     # 'api_key': 'secret' / api_key='secret' / "hf_token": "secret" in reprs and JSON
@@ -29,7 +35,7 @@ _RULES: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
             r"""\[(?P<items>[^\]]*)\]""",
             re.IGNORECASE,
         ),
-        lambda m: m["key"] + "[" + _QUOTED.sub(r"\g<q>***\g<q>", m["items"]) + "]",
+        lambda m: m["key"] + "[" + _mask_items(m["items"]) + "]",
     ),
     # HF_TOKEN=value / AWS_SECRET_ACCESS_KEY=value: environment assignments (a launch script, `env` output)
     (
