@@ -23,6 +23,7 @@ import re
 MAX_PREFIX = 100  # characters; anything longer in front of a record is not a prefix
 MAX_SHAPES = 8  # learned per source (a paste can mix a few programs' lines)
 REPEATS_TO_LEARN = 2  # sightings of a prefix before something only loosely known
+ANCHOR_WINDOW = 1024  # characters after the longest prefix in which its anchor must end
 
 # What logdoctor knows the start of. `strong`: a record prefix, which no message contains by accident.
 _ANCHOR = re.compile(
@@ -84,7 +85,9 @@ class PrefixLearner:
         stripped = self.strip_learned(text)
         if stripped is not text:
             return stripped
-        anchor = _ANCHOR.search(text, 1)
+        # The anchor starts within MAX_PREFIX characters and is itself short (a frame's path at most a
+        # few hundred): searching a bounded window keeps a 64 KiB line from costing a quadratic search.
+        anchor = _ANCHOR.search(text, 1, MAX_PREFIX + ANCHOR_WINDOW)
         if anchor is None or not text[: anchor.start()].strip():
             return text
         prefix = text[: anchor.start()]
