@@ -11,9 +11,10 @@ runs="${1:-10}"
 trap 'kill $busy1 $busy2 2>/dev/null' EXIT
 failed=0
 for i in $(seq 1 "$runs"); do
-  summary=$("$python" -m pytest -q -p no:cacheprovider 2>&1 | tail -1)
-  echo "run $i/$runs: $summary"
-  case "$summary" in *failed*|*error*) failed=$((failed + 1)) ;; esac
+  out=$("$python" -m pytest -p no:cacheprovider -rfE 2>&1)
+  status=$?
+  echo "run $i/$runs: exit $status, $(grep -E '^[0-9]+ (passed|failed)|^(FAILED|ERROR) ' <<<"$out" | tr '\n' ' ')"
+  [ "$status" -eq 0 ] || failed=$((failed + 1))
 done
 echo "$failed of $runs runs failed"
 exit $((failed > 0))
