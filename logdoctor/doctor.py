@@ -99,6 +99,8 @@ class Doctor:
     def _diagnose(self, events: list[Event]) -> list[Finding]:
         """The findings these events add, then an `update` copy of each earlier finding they changed (a
         stream reports what it knows at once and amends it; `report()` is the settled view)."""
+        if not events and not self._amended and not self._withdrawn:
+            return []  # most lines: nothing completed, nothing to amend (feed() runs this per line)
         new = self._new_findings(events)
         if new or self._amended:
             self._settle_primaries()

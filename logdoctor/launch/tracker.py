@@ -32,9 +32,11 @@ _FAILURE = re.compile(r"Traceback \(most recent call last\)|[\w./ -]{1,60}?: err
 _STOPPED = re.compile(r"Application shutdown complete")
 # Lines only a starting server prints, beside the header facts (version, arguments) header.py reads:
 # after a launch was up or stopped, one of them starts the next launch.
-_STARTING = re.compile(
-    r"Initializing a V1 LLM engine|Initializing an LLM engine|^usage: (?:vllm|api_server\.py|python -m vllm)"
-    r"|^[$#+>] (?:\S+/)?(?:vllm serve|python[\d.]* -m vllm\.entrypoints)"  # the command, at a shell prompt or `set -x`
+# (Two regexes, so the one searched anywhere in every line starts with a literal the engine scans for.)
+_STARTING = re.compile(r"Initializing a(?: V1|n) LLM engine")
+_STARTING_AT_START = re.compile(
+    r"usage: (?:vllm|api_server\.py|python -m vllm)"
+    r"|[$#+>] (?:\S+/)?(?:vllm serve|python[\d.]* -m vllm\.entrypoints)"  # the command, at a shell prompt or `set -x`
 )
 # Every vLLM process prints this when it imports vLLM, workers included: a launch boundary only once the
 # server has stopped.
@@ -45,10 +47,10 @@ _ERROR_LINE = re.compile(r"[\w.]*(?:Error|Exception): |[\w.-]+: Error response f
 # Python's report of an exception in a finalizer while the interpreter exits: teardown, not a launch.
 _IGNORED = re.compile(r"Exception ignored in")
 # For a reader that skips lines (sieve.py): what the tracker looks for anywhere in a message, and at its start.
-SEARCHED: tuple[str, ...] = (
-    _READY.pattern, _SHUTDOWN.pattern, _STOPPED.pattern, _STARTING.pattern, _IMPORTING.pattern, _IGNORED.pattern
+SEARCHED: tuple[str, ...] = (_READY.pattern, _SHUTDOWN.pattern, _STOPPED.pattern, _STARTING.pattern, _IMPORTING.pattern)
+MATCHED_AT_START: tuple[str, ...] = (
+    _FAILURE.pattern, _ERROR_LINE.pattern, _STARTING_AT_START.pattern, _IGNORED.pattern
 )
-MATCHED_AT_START: tuple[str, ...] = (_FAILURE.pattern, _ERROR_LINE.pattern)
 # Order of the markers within one launch's header: the version line comes before the arguments line.
 _MARKER_ORDER = {"version": 0, "non_default_args": 1, "namespace_args": 1}
 
@@ -112,11 +114,13 @@ class LaunchTracker:
         message = record.message
         source = record.line.source
         after_finalizer = source in self._finalizer_report
-        if _IGNORED.search(message):
+        if _IGNORED.match(message):
             self._finalizer_report.add(source)
         else:
             self._finalizer_report.discard(source)
-        if (current.ready_line is not None or current.stopped_line is not None) and _STARTING.search(message):
+        if (current.ready_line is not None or current.stopped_line is not None) and (
+            _STARTING.search(message) or _STARTING_AT_START.match(message)
+        ):
             return True
         if current.stopped_line is None or after_finalizer:
             return False
