@@ -153,8 +153,10 @@ class _Confirmation:
         self._starts = re.compile("|".join(f"(?:{_strip_group_names(r)})" for r in message_starts))
 
     def __call__(self, kind: Confirm, raw: bytes) -> bool:
-        if kind == "alone" and _QUIET_RECORD.match(raw):
-            return False  # the common case, a plain INFO/DEBUG record, without decoding the line
+        if kind == "alone" and _QUIET_RECORD.match(raw) and b"\r" not in raw.rstrip(b"\r\n"):
+            # The common case, a plain INFO/DEBUG record, without decoding the line. Not when a carriage
+            # return redraws it: the line then reads as its last segment (framing.clean), which may be an error.
+            return False
         text = clean(raw.decode("utf-8", "replace"))
         record = _RECORD_PREFIX.match(text)
         at = record.end() if record else 0

@@ -74,7 +74,12 @@ class PrefixLearner:
         return bool(self._learned)
 
     def strip_learned(self, text: str) -> str:
-        """The text without a prefix already learned; nothing is learned from it."""
+        """The text without a prefix already learned; nothing is learned from it. A line that starts with a
+        record prefix is vLLM's own, whatever a learned shape says (`\\(` learned from a stray `((APIServer`
+        must not eat the parenthesis of every later `(EngineCore pid=1)`)."""
+        anchor = _ANCHOR.match(text)
+        if anchor is not None and anchor["strong"]:
+            return text
         for learned in self._learned:
             match = learned.match(text)
             if match:
