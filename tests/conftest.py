@@ -38,4 +38,5 @@ def _private_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
     """Keep the prefilter's compiled cache (and the logdoctor processes the tests start) out of ~/.cache."""
     import os
 
-    os.environ["LOGDOCTOR_CACHE"] = str(tmp_path_factory.mktemp("cache"))
+    # bench/mutate.py runs the tests hundreds of times: it names one cache they may share.
+    os.environ["LOGDOCTOR_CACHE"] = os.environ.get("LOGDOCTOR_TEST_CACHE") or str(tmp_path_factory.mktemp("cache"))
