@@ -15,7 +15,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from logdoctor import unflatten
+from logdoctor import grammar, unflatten
 from logdoctor.prefixes import PrefixLearner
 from logdoctor.unwrap import Unwrapper, continues, joins
 
@@ -36,13 +36,11 @@ _CRI = re.compile(
     r"(?P<time>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)) "
     r"(?P<stream>stdout|stderr) (?P<tag>[PF])(?: (?P<msg>.*))?"
 )
-# `service-1  | message`, as `docker compose up` / `docker compose logs` print it.
-_COMPOSE = re.compile(r"(?P<service>[A-Za-z0-9][\w.-]*)\s+\| ?(?P<msg>.*)")
+# `service-1  | message`, as `docker compose up` / `docker compose logs` print it (grammar.py).
+_COMPOSE = re.compile(grammar.COMPOSE_SERVICE.regex + r"(?P<msg>.*)")
 # A timestamp that a collector put in front of the line (`kubectl logs --timestamps`, CI runners, log
-# viewers' `| <time> |` tables). vLLM's own lines never start with a year.
-_COLLECTOR_TIME = re.compile(
-    r"\s*(?:\|\s*)?\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?(?:\s*\|)?\s"
-)
+# viewers' `| <time> |` tables).
+_COLLECTOR_TIME = re.compile(grammar.COLLECTOR_TIME.regex)
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from logdoctor import assemble, cache
+from logdoctor import assemble, cache, grammar
 from logdoctor.framing import clean
 from logdoctor.launch import header, tracker
 from logdoctor.library.literals import MIN_LITERAL, Literals, required_literals
@@ -59,19 +59,23 @@ CONTEXT = r"(?:^|[\r\x07m)\]|0-9Z]\s*|\]:\s*|[A-Z]:\s+|\x1b\[[0-9;?]*[@-~]|\x1b[
 # Step 2 works on the cleaned line: what framing.py and records.py strip before a record (a collector's
 # timestamp, a compose service, up to two process prefixes: vLLM's, Ray's or torch elastic's `[rank0]:`),
 # and the logger header before a message (`INFO 11-30 12:00:00 [core.py:1584] `, `core.py:1584] ` up to
-# 0.7, or uvicorn's `INFO:     `). Looser than their own regexes on purpose: a superset never misses a line.
+# 0.7, or uvicorn's `INFO:     `), all as the record grammar (grammar.py) has them.
 _RECORD_PREFIX = re.compile(
-    r"(?:\s*(?:\|\s*)?\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d\S*(?:\s*\|)?\s)?"
-    r"(?:[A-Za-z0-9][\w.-]*\s+\| ?)?"
-    r"(?:(?:\([^()]*pid=\d+[^()]*\)|\[rank\d+\]:)\s?){0,2}"
+    f"(?:{grammar.anonymous(grammar.COLLECTOR_TIME.regex)})?"
+    f"(?:{grammar.anonymous(grammar.COMPOSE_SERVICE.regex)})?"
+    rf"(?:{grammar.either(grammar.PROCESS, grammar.RANK)}\s?){{0,2}}"
 )
 _LOGGER_HEADER = re.compile(
-    r"(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)(?::\s+| \d\d-\d\d \d\d:\d\d:\d\d[.,\d]* \[?[^\]\s]*:\d+\] )"
+    f"(?:{grammar.anonymous(grammar.LOGGER_HEADER.regex)} |{grammar.anonymous(grammar.UVICORN_LEVEL.regex)})"
 )
 _EVENT_LEVEL_NAMES = (*assemble.EVENT_LEVELS, "WARN")
 _QUIET_LEVEL_NAMES = ("DEBUG", "INFO")
 # A plain (uncoloured) vLLM INFO/DEBUG record, as bytes: `(APIServer pid=1) INFO 11-30 10:00:00 [x.py:1] `.
-_QUIET_RECORD = re.compile(rb"(?:\([^()\n]*pid=\d+[^()\n]*\) )?(?:INFO|DEBUG) \d\d-\d\d \d\d:\d\d:\d\d")
+_QUIET_RECORD = re.compile(
+    grammar.within_line(
+        f"(?:{grammar.anonymous(grammar.PROCESS.regex)} )?(?:INFO|DEBUG) {grammar.anonymous(grammar.TIME.regex)}"
+    )
+)
 
 Confirm = Literal["level", "message", "alone"]
 

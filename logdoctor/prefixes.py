@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import re
 
+from logdoctor import grammar
+
 MAX_PREFIX = 100  # characters; anything longer in front of a record is not a prefix
 MAX_SHAPES = 8  # learned per source (a paste can mix a few programs' lines)
 REPEATS_TO_LEARN = 2  # sightings of a prefix before something only loosely known
@@ -27,9 +29,9 @@ ANCHOR_WINDOW = 1024  # characters after the longest prefix in which its anchor 
 
 # What logdoctor knows the start of. `strong`: a record prefix, which no message contains by accident.
 _ANCHOR = re.compile(
-    r"(?P<strong>\((?:[A-Za-z_][\w .-]*?\s)?pid=\d+(?:,\s*ip=[^)]*)?\)\s"
-    r"|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d"
-    r"|\[rank\d+\]:)"
+    rf"(?P<strong>{grammar.anonymous(grammar.PROCESS.regex)}\s"
+    rf"|{grammar.anonymous(grammar.LEVEL.regex)} {grammar.anonymous(grammar.TIME.regex)}"
+    rf"|{grammar.anonymous(grammar.RANK.regex)})"
     r"|(?P<weak>Traceback \(most recent call last\):"
     r"|File \"[^\"]+\", line \d+"
     r"|(?:[a-z_]\w*\.)*[A-Z]\w*(?:Error|Exception): )"

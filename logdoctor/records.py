@@ -18,19 +18,16 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from logdoctor import grammar
 from logdoctor.framing import Line
 
 LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
-# A process prefix, written by vLLM's wrapper (0.10.1-0.30), its log format (0.31+), V0 workers or Ray.
-# Names can hold a space (`VllmWorker TP0`, 0.10.1.x) and Ray's has no name at all (`(pid=1, ip=...)`).
-_PROCESS = re.compile(r"\((?P<proc>[^()]*?)\s*pid=(?P<pid>\d+)(?:,\s*ip=[^)]*)?\)\s?")
-_RANK = re.compile(r"\[rank(?P<rank>\d+)\]:\s?")
-_HEADER = re.compile(
-    r"(?P<level>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) (?P<time>\d\d-\d\d \d\d:\d\d:\d\d)(?:[.,]\d+)? "
-    r"(?:\[(?P<loc>[^\]\s]*:\d+)\]|(?P<loc_a>[\w.<>-]+:\d+)\])(?: (?P<msg>.*))?"
-)
-_UVICORN = re.compile(r"(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL):\s+(?P<msg>.*)")
+# The rules are grammar.py's; a record's message follows them after one blank.
+_PROCESS = re.compile(grammar.PROCESS.regex + r"\s?")
+_RANK = re.compile(grammar.RANK.regex + r"\s?")
+_HEADER = re.compile(grammar.LOGGER_HEADER.regex + r"(?: (?P<msg>.*))?")
+_UVICORN = re.compile(grammar.UVICORN_LEVEL.regex + r"(?P<msg>.*)")
 
 RecordKind = Literal["vllm", "uvicorn", "raw"]
 

@@ -23,6 +23,7 @@ import re
 from collections.abc import Callable
 from functools import lru_cache
 
+from logdoctor import grammar
 from logdoctor.doctor import Doctor
 from logdoctor.framing import Framer
 from logdoctor.model import Finding
@@ -30,10 +31,10 @@ from logdoctor.prefilter import Prefilter
 from logdoctor.records import Record
 
 # A process prefix exactly as records.py reads one (`(APIServer pid=1) `, Ray's `(pid=1, ip=...) `, torch's
-# `[rank0]: `), kept within the line (no `\s`, which would cross newlines: found by fuzzing): a line that
-# only looks like one (`(APIServer pid=1133r)`, `(APIServer ` cut short) has none, so it belongs to the
-# unprefixed stream.
-_PREFIX = rb"\([^()\n]*?[^\S\n]*pid=\d+(?:,[^\S\n]*ip=[^)\n]*)?\)|\[rank\d+\]:"
+# `[rank0]: `): the grammar's rules, kept within the line (a `\s` that crossed newlines was found by
+# fuzzing). A line that only looks like one (`(APIServer pid=1133r)`, `(APIServer ` cut short) has none, so
+# it belongs to the unprefixed stream.
+_PREFIX = grammar.within_line(grammar.either(grammar.PROCESS, grammar.RANK))
 _PREFIXED = re.compile(_PREFIX)
 _UNPREFIXED_AFTER_NEWLINE = re.compile(rb"\n(?!" + _PREFIX + rb")")
 _CARRIAGE_RETURN = re.compile(rb"\r(?!\n)")

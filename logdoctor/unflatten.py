@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import re
 
+from logdoctor import grammar
+
 TRACEBACK = "Traceback (most recent call last):"
 MAX_PIECES = 2000
 
 # What vLLM repeats at the start of every line of a record: a process prefix, then perhaps a logger header.
 _REPEATED = re.compile(
-    r"\((?:[A-Za-z_][\w .-]*?\s)?pid=\d+(?:,\s*ip=[^)]*)?\)\s"
-    r"|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? \[?[\w.<>-]+:\d+\] "
+    rf"{grammar.anonymous(grammar.PROCESS.regex)}\s|{grammar.anonymous(grammar.LOGGER_HEADER.regex)} "
 )
 # Without repeated prefixes, the places where the newlines were: before a frame, a chain sentence, a new
 # traceback; after a frame's `in function`, its source line follows.
