@@ -13,12 +13,12 @@ from typing import Any
 
 import regex
 
+from logdoctor.library.matcher import HANG_SECONDS, MAX_SEARCH_CHARS
 from logdoctor.surface import template as tpl
 from logdoctor.versions import parse_version
 
 DATA_FILE = "vllm-surface.json.gz"
 FORMAT = 1
-MATCH_TIMEOUT = 0.05  # seconds per regex search, as for patterns
 # Below this many fixed characters a template matches only a whole message (from its start or after a
 # prefix's `:`/`]`, to its end): "{x} is not supported" must not fire inside an unrelated sentence.
 STRONG_LITERAL = 30
@@ -241,8 +241,8 @@ class SurfaceIndex:
         compiled = self._compiled[index]
         texts = (message.joined,) if message.spaced == message.joined else (message.joined, message.spaced)
         for text in texts:
-            try:
-                for match in self._regex(index).finditer(text, timeout=MATCH_TIMEOUT):
+            try:  # the patterns' budget: a length, with a hang guard (library/matcher.py)
+                for match in self._regex(index).finditer(text, 0, MAX_SEARCH_CHARS, timeout=HANG_SECONDS):
                     if _fits(match, compiled):
                         span = max(1, len(match.group(0).replace(" ", "")))
                         values = {k: v for k, v in match.groupdict().items() if v is not None}
