@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import pytest
 
+from logdoctor.framing import Line
+from logdoctor.records import parse
 from tests.conftest import records
 
 
@@ -97,3 +99,32 @@ def test_raw_lines_keep_their_whole_text() -> None:
 def test_a_level_word_alone_is_not_a_record() -> None:
     (record,) = records("INFO is a word")
     assert record.kind == "raw"
+
+
+def test_process_labels_name_the_process_as_output_shows_it() -> None:
+    def label(text: str) -> str | None:
+        return parse(Line("-", 1, text)).process_label
+
+    assert label("(EngineCore pid=81390) ERROR 11-30 19:41:07 [core.py:1584] x") == "EngineCore pid=81390"
+    assert label("(pid=5, ip=10.0.0.2) INFO 11-30 19:41:07 [a.py:1] x") == "ray pid=5"
+    assert label("[rank3]: Traceback (most recent call last):") == "rank3"
+    assert label("Traceback (most recent call last):") is None
+
+
+def test_at_most_two_process_prefixes_are_read() -> None:
+    # vLLM's wrapper and its own format give two; a third is text of the message.
+    two = parse(Line("-", 1, "(A pid=1) (B pid=2) INFO 11-30 19:41:07 [a.py:1] m"))
+    assert (two.kind, two.process, two.pid, two.message) == ("vllm", "B", 2, "m")
+    three = parse(Line("-", 1, "(A pid=1) (B pid=2) (C pid=3) INFO 11-30 19:41:07 [a.py:1] m"))
+    assert (three.kind, three.process, three.message) == ("raw", "B", "(C pid=3) INFO 11-30 19:41:07 [a.py:1] m")
+
+
+def test_a_cut_prefix_leaves_the_line_raw_with_its_whole_text() -> None:
+    record = parse(Line("-", 1, "(APIServer pid=12 INFO 11-30 19:41:07 [a.py:1] m"))
+    assert (record.kind, record.process, record.message) == (
+        "raw",
+        None,
+        "(APIServer pid=12 INFO 11-30 19:41:07 [a.py:1] m",
+    )
+    rank = parse(Line("-", 1, "[rankX]: Traceback"))
+    assert (rank.kind, rank.process, rank.message) == ("raw", None, "[rankX]: Traceback")

@@ -1,0 +1,146 @@
+"""doctor.py: events to findings, one finding per error, one root cause per launch, amended as it goes."""
+
+from __future__ import annotations
+
+from logdoctor.doctor import MAX_REPEATS_SHOWN, Doctor
+from logdoctor.framing import Line
+from logdoctor.library.matcher import Library
+from logdoctor.model import Finding
+
+OOM = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 79.15 GiB"
+
+
+def traceback(last: str = OOM, prefix: str = "") -> list[str]:
+    return [
+        f"{prefix}Traceback (most recent call last):",
+        f'{prefix}  File "/x/vllm/worker.py", line 3, in f',
+        f"{prefix}    g()",
+        f"{prefix}{last}",
+    ]
+
+
+def feed_all(doctor: Doctor, texts: list[str], source: str = "-") -> list[Finding]:
+    out: list[Finding] = []
+    for number, text in enumerate(texts, 1):
+        out += doctor.feed(Line(source, number, text))
+    return out + doctor.flush()
+
+
+def test_every_line_fed_or_skipped_is_counted(library: Library) -> None:
+    doctor = Doctor(library)
+    feed_all(doctor, ["a", "b", "c"])
+    doctor.skip(5)
+    assert doctor.lines == 8
+
+
+def test_an_error_seen_again_is_one_finding_counted_with_its_first_repeats_shown(library: Library) -> None:
+    doctor = Doctor(library)
+    texts = traceback() + ["noise"] + traceback() + ["noise"] + traceback() + ["noise"] + traceback()
+    feed_all(doctor, texts)
+    (finding,) = doctor.report()
+    assert finding.rule == "memory.cuda-oom" and finding.occurrences == 4 and finding.primary
+    assert finding.lines == (1, 5)  # its own event: the next line closed it
+    repeats = [e.line for e in finding.evidence if e.line > 5]
+    # The error line of the earliest MAX_REPEATS_SHOWN - 1 other sightings, in line order.
+    assert repeats == [9, 14][: MAX_REPEATS_SHOWN - 1]
+    assert [e.line for e in finding.evidence] == sorted(e.line for e in finding.evidence)
+
+
+def test_a_stream_reports_a_finding_once_and_then_amends_it(library: Library) -> None:
+    doctor = Doctor(library)
+    emitted = []  # what a reporter would write at the time: (kind, id, occurrences)
+    for number, text in enumerate(traceback() + ["noise"] + traceback() + ["noise"], 1):
+        emitted += [(f.kind, f.id, f.occurrences) for f in doctor.feed(Line("-", number, text))]
+    emitted += [(f.kind, f.id, f.occurrences) for f in doctor.flush()]  # the end closes the second
+    assert emitted[0] == ("finding", "f1", 1)
+    assert emitted[1:] and all(kind == "update" and ident == "f1" for kind, ident, _ in emitted[1:])
+    assert emitted[-1][2] == 2
+    # Nothing is pending any more: a later call amends nothing and repeats nothing.
+    assert doctor.flush() == [] and doctor.tick(100.0) == []
+    assert not doctor.pending
+
+
+def test_the_earliest_sighting_is_the_finding_even_when_it_completes_last(library: Library) -> None:
+    # A logged traceback waits for the next line of its own stream; a raw one of another process ends first.
+    first = ["(EngineCore pid=1) ERROR 11-30 10:00:00 [core.py:1] EngineCore failed:"] + [
+        "(EngineCore pid=1) ERROR 11-30 10:00:00 [core.py:1] " + t for t in traceback()
+    ]
+    second = traceback(prefix="(Worker pid=2) ")
+    texts = (
+        first
+        + second
+        + ["(Worker pid=2) INFO 11-30 10:00:01 [a.py:1] next", "(EngineCore pid=1) INFO 11-30 10:00:02 [a.py:1] next"]
+    )
+    doctor = Doctor(library)
+    feed_all(doctor, texts)
+    oom = [f for f in doctor.report() if f.rule == "memory.cuda-oom"]
+    assert len(oom) == 1
+    # The worker's copy completed first and was reported as f1; the engine's, earlier in the log, took over.
+    assert (oom[0].occurrences, oom[0].lines, oom[0].id, oom[0].process) == (2, (1, 5), "f1", "EngineCore pid=1")
+
+
+def test_report_is_a_ranked_copy_in_line_order(library: Library) -> None:
+    doctor = Doctor(library)
+    feed_all(doctor, ["RuntimeError: Engine core initialization failed. See root cause above."] + traceback())
+    report = doctor.report()
+    assert [f.lines[0] for f in report] == sorted(f.lines[0] for f in report)
+    assert sum(f.primary for f in report) == 1
+    report[0].primary = not report[0].primary
+    assert [f.primary for f in doctor.report()] != [f.primary for f in report]  # the doctor's own are untouched
+
+
+def test_pending_names_the_source_with_an_open_event(library: Library) -> None:
+    doctor = Doctor(library)
+    for number, text in enumerate(traceback()[:3], 1):
+        doctor.feed(Line("a.log", number, text))
+    assert doctor.pending and doctor.pending_in("a.log") and not doctor.pending_in("b.log")
+    doctor.flush()
+    assert not doctor.pending and not doctor.pending_in("a.log")
+
+
+def test_a_warning_that_explains_a_later_error_becomes_its_cause(library: Library) -> None:
+    warning = library.by_id["install.vllm-extension-import-warning"]
+    error = library.by_id["install.vllm-op-not-registered"]
+    assert error.id in warning.explains
+    doctor = Doctor(library)
+    texts = [warning.examples.match[0], "noise"] + [error.examples.match[0]]
+    feed_all(doctor, texts)
+    by_rule = {f.rule: f for f in doctor.report()}
+    cause, consequence = by_rule[warning.id], by_rule[error.id]
+    assert (cause.role, consequence.role) == ("cause", "consequence")
+    assert cause.severity == "error" and cause.primary and not consequence.primary
+    assert cause.lines[1] >= consequence.lines[0]  # the cause shows the error's line
+    assert consequence.lines[0] in {e.line for e in cause.evidence}
+
+
+def test_an_error_before_the_warning_is_not_explained_by_it(library: Library) -> None:
+    warning = library.by_id["install.vllm-extension-import-warning"]
+    error = library.by_id["install.vllm-op-not-registered"]
+    doctor = Doctor(library)
+    feed_all(doctor, [error.examples.match[0], "noise", warning.examples.match[0]])
+    by_rule = {f.rule: f for f in doctor.report()}
+    assert by_rule[warning.id].severity == "warning" and by_rule[error.id].primary
+
+
+def test_an_internal_error_is_reported_once_to_the_sink_and_the_rest_goes_on(library: Library) -> None:
+    reports: list[str] = []
+    doctor = Doctor(library, on_internal_error=reports.append)
+    import logdoctor.doctor as doctor_module
+
+    real = doctor_module.diagnose
+    calls = 0
+
+    def flaky(*args: object, **kwargs: object) -> object:
+        nonlocal calls
+        calls += 1
+        if calls <= 2:
+            raise RuntimeError("boom")
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    doctor_module.diagnose = flaky  # type: ignore[assignment]
+    try:
+        feed_all(doctor, traceback() + ["x"] + traceback(last="ValueError: a") + ["x"] + traceback())
+    finally:
+        doctor_module.diagnose = real
+    assert doctor.internal_errors == 2 and len(reports) == 1 and "-:1" in reports[0]
+    assert [f.rule for f in doctor.report()] == ["memory.cuda-oom"]
