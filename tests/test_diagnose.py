@@ -255,7 +255,9 @@ def test_a_refused_option_gets_the_nearest_real_options_of_its_release() -> None
     from tests.conftest import make_pattern
 
     pattern = make_pattern(
-        id="t.unknown-option", where="line", match=r"error: unrecognized arguments: (?P<args>.+?)\s*$",
+        id="t.unknown-option",
+        where="line",
+        match=r"error: unrecognized arguments: (?P<args>.+?)\s*$",
         fix={"summary": "Remove {args}.", "steps": ["x"], "nearest": "args"},
         examples={"match": ["vllm serve: error: unrecognized arguments: --x"]},
     )
@@ -331,3 +333,40 @@ def test_an_error_re_raised_without_its_identifying_frames_yields_to_its_recogni
     )
     (root,) = primary(diagnose_text(log, library))
     assert root.rule == "compile.cached-graph-no-longer-fits"
+
+
+def test_a_traceback_no_pattern_knows_is_reported_as_unrecognized_with_its_error(library: Library) -> None:
+    lines = [
+        "Traceback (most recent call last):",
+        '  File "/x/app.py", line 3, in f',
+        "    g()",
+        "FrobnicatorError: the quux reticulator went sideways 12345",
+    ]
+    (finding,) = diagnose_lines(lines, library)
+    assert (finding.rule, finding.role, finding.primary) == ("unrecognized", "cause", True)
+    assert finding.error is not None
+    assert (finding.error.type, finding.error.message) == (
+        "FrobnicatorError",
+        "the quux reticulator went sideways 12345",
+    )
+    assert finding.lines == (1, 4)
+
+
+OOM_MESSAGE = "CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 79.15 GiB"
+
+
+@pytest.mark.parametrize(
+    ("line", "rules"),
+    [
+        (OOM_MESSAGE, ["memory.cuda-oom"]),  # a pasted message without its type
+        (f"ERROR 11-30 10:00:00 [a.py:1] {OOM_MESSAGE}", ["memory.cuda-oom"]),
+        (f"CRITICAL 11-30 10:00:00 [a.py:1] {OOM_MESSAGE}", ["memory.cuda-oom"]),
+        # vLLM warns in an error's own words when an override lets it carry on: not that error.
+        (f"WARNING 11-30 10:00:00 [a.py:1] {OOM_MESSAGE}", []),
+        (f"INFO 11-30 10:00:00 [a.py:1] {OOM_MESSAGE}", []),
+    ],
+)
+def test_an_error_message_alone_is_read_on_raw_and_error_lines_only(
+    library: Library, line: str, rules: list[str]
+) -> None:
+    assert [f.rule for f in diagnose_lines([line], library)] == rules
