@@ -75,8 +75,10 @@ def test_the_earliest_sighting_is_the_finding_even_when_it_completes_last(librar
     feed_all(doctor, texts)
     oom = [f for f in doctor.report() if f.rule == "memory.cuda-oom"]
     assert len(oom) == 1
-    # The worker's copy completed first and was reported as f1; the engine's, earlier in the log, took over.
+    # The worker's copy completed first and was reported as f1; the engine's, earlier in the log, took over
+    # and shows the worker's error line as a repeat.
     assert (oom[0].occurrences, oom[0].lines, oom[0].id, oom[0].process) == (2, (1, 5), "f1", "EngineCore pid=1")
+    assert len(first) + len(second) in {e.line for e in oom[0].evidence}
 
 
 def test_report_is_a_ranked_copy_in_line_order(library: Library) -> None:
@@ -144,3 +146,39 @@ def test_an_internal_error_is_reported_once_to_the_sink_and_the_rest_goes_on(lib
         doctor_module.diagnose = real
     assert doctor.internal_errors == 2 and len(reports) == 1 and "-:1" in reports[0]
     assert [f.rule for f in doctor.report()] == ["memory.cuda-oom"]
+
+
+def _emit(doctor: Doctor, found: list[Finding]) -> list[tuple[str, str, str, bool, int]]:
+    return [(f.kind, f.id, f.rule, f.primary, f.occurrences) for f in found]
+
+
+def test_a_root_cause_arriving_after_the_wrapper_takes_primary_and_the_wrapper_is_updated(library: Library) -> None:
+    doctor = Doctor(library)
+    texts = ["RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}"]
+    texts += traceback()
+    emitted = []
+    for number, text in enumerate(texts, 1):
+        emitted += _emit(doctor, doctor.feed(Line("-", number, text)))
+    emitted += _emit(doctor, doctor.flush())
+    assert emitted == [
+        ("finding", "f1", "engine.core-init-failed", True, 1),
+        ("finding", "f2", "memory.cuda-oom", True, 1),
+        ("update", "f1", "engine.core-init-failed", False, 1),
+    ]
+
+
+def test_an_early_report_that_turns_out_to_be_a_repeat_is_withdrawn_once(library: Library) -> None:
+    doctor = Doctor(library)
+    emitted = []
+    lines = [*traceback(), "next", *traceback()[:3]]
+    for number, text in enumerate(lines, 1):
+        emitted += _emit(doctor, doctor.feed(Line("-", number, text), now=0.0))
+    emitted += _emit(doctor, doctor.tick(5.0))  # quiet: the open traceback is reported as far as it goes
+    assert emitted[-1][:3] == ("finding", "f2", "unrecognized")
+    emitted += _emit(doctor, doctor.feed(Line("-", len(lines) + 1, OOM), now=5.1))
+    emitted += _emit(doctor, doctor.flush())
+    # The complete event is the first error seen again: the early report is taken back, the first counted.
+    assert [e[:3] for e in emitted if e[0] == "withdrawn"] == [("withdrawn", "f2", "unrecognized")]
+    assert doctor.tick(10.0) == [] and doctor.flush() == []  # nothing is withdrawn twice
+    (finding,) = doctor.report()
+    assert (finding.id, finding.rule, finding.occurrences) == ("f1", "memory.cuda-oom", 2)
