@@ -14,6 +14,7 @@ WORKDIR /src
 # pyproject.toml names README.md as the package's long description: the build needs it.
 COPY pyproject.toml README.md ./
 COPY logdoctor/ ./logdoctor/
+COPY patterns/ ./patterns/
 RUN pip wheel --no-deps --wheel-dir /wheels .
 
 # --- final: the wheel and its dependencies (all pure Python or manylinux wheels), nothing else ------

@@ -445,7 +445,7 @@ def test_dockerignore_keeps_the_build_inputs_and_drops_the_rest() -> None:
     for source in sources:
         assert (ROOT / source).exists(), f"COPY {source}: not in the project"
         assert not dockerignored(source, patterns), f"COPY {source}: excluded by .dockerignore"
-    for packaged in ("logdoctor/patterns/memory.toml", "logdoctor/launch/families.toml", "logdoctor/cli.py"):
+    for packaged in ("patterns/memory.toml", "logdoctor/launch/families.toml", "logdoctor/cli.py"):
         assert not dockerignored(packaged, patterns), f"{packaged} is excluded by .dockerignore"
     for dropped in (
         ".venv",
@@ -458,3 +458,17 @@ def test_dockerignore_keeps_the_build_inputs_and_drops_the_rest() -> None:
         "build/lib",
     ):
         assert dockerignored(dropped, patterns), f"{dropped} is not excluded by .dockerignore"
+
+
+def test_the_wheel_lists_every_package_of_the_code_and_the_pattern_library() -> None:
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["tool"]["setuptools"]
+    code = {
+        ".".join(init.parent.relative_to(ROOT).parts)
+        for init in (ROOT / "logdoctor").rglob("__init__.py")
+        if "__pycache__" not in init.parts
+    }
+    assert set(config["packages"]) == code | {"logdoctor.patterns"}
+    assert config["package-dir"] == {"logdoctor.patterns": "patterns"}
+    assert sorted((ROOT / "patterns").glob("*.toml")), "the pattern library is the top-level patterns/"

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PATTERNS = ROOT / "logdoctor" / "patterns"
+PATTERNS = ROOT / "patterns"
 
 
 def literal(text: str) -> str:

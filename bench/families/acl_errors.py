@@ -1,4 +1,4 @@
-"""Generate the Ascend runtime (ACL) error-code patterns of logdoctor/patterns/accelerator.toml: one pattern
+"""Generate the Ascend runtime (ACL) error-code patterns of patterns/accelerator.toml: one pattern
 per group of aclError codes that share a meaning and a fix for a vLLM user (vllm-ascend on Ascend NPUs).
 
     python bench/families/acl_errors.py [--torch-npu DIR ...]

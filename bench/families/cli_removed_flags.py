@@ -1,4 +1,4 @@
-"""Generate the removed-flag patterns of logdoctor/patterns/cli.toml: one pattern per `vllm serve` option
+"""Generate the removed-flag patterns of patterns/cli.toml: one pattern per `vllm serve` option
 that some vLLM release accepted and 0.33.0 no longer does, so argparse answers
 `vllm serve: error: unrecognized arguments: --swap-space 4` (exit 2).
 

@@ -1,4 +1,4 @@
-"""Generate the cuBLAS status patterns of logdoctor/patterns/kernels.toml: one pattern per
+"""Generate the cuBLAS status patterns of patterns/kernels.toml: one pattern per
 `cublasStatus_t` code (every CUBLAS_STATUS_* of cublas_api.h but SUCCESS), plus a catch-all for codes
 torch prints as `<unknown>` or that a newer cuBLAS adds.
 

@@ -1,5 +1,5 @@
 # ruff: noqa: E501  (advice prose and quoted messages are as long as they are)
-"""Generate logdoctor/patterns/cuda.toml: every CUDA runtime error code (`cudaError_t`) and every CUDA
+"""Generate patterns/cuda.toml: every CUDA runtime error code (`cudaError_t`) and every CUDA
 driver error code (`CUresult`), as the callers of a vLLM server print them.
 
     python bench/families/cuda_errors.py [--runtime LIBCUDART:DRIVER_TYPES_H ...] [--driver CUDA_H ...]

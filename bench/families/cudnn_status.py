@@ -1,4 +1,4 @@
-"""Generate the cuDNN status patterns of logdoctor/patterns/kernels.toml from `cudnnStatus_t`.
+"""Generate the cuDNN status patterns of patterns/kernels.toml from `cudnnStatus_t`.
 
     python bench/families/cudnn_status.py [path/to/cudnn_graph.h]
 

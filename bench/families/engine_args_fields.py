@@ -1,5 +1,5 @@
 """Generate the `EngineArgs.__init__() got an unexpected keyword argument '<field>'` patterns of
-logdoctor/patterns/cli.toml.
+patterns/cli.toml.
 
     python bench/families/engine_args_fields.py
 

@@ -1,5 +1,5 @@
 """Generate one pattern per HCCL result code (`HcclResult`, Huawei Ascend's NCCL) into
-logdoctor/patterns/distributed.toml.
+patterns/distributed.toml.
 
     python bench/families/hccl_errors.py [--torch-npu DIR ...]
 

@@ -1,5 +1,5 @@
 # ruff: noqa: E501  (advice prose and quoted messages are as long as they are)
-"""Generate logdoctor/patterns/rocm.toml: every HIP runtime error code (`hipError_t`) and every HSA runtime
+"""Generate patterns/rocm.toml: every HIP runtime error code (`hipError_t`) and every HSA runtime
 status (`hsa_status_t`, `HSA_STATUS_ERROR_*`), as a vLLM server on AMD GPUs prints them.
 
     python bench/families/hip_errors.py [SPEC_DIR]

@@ -1,4 +1,4 @@
-"""Generate one pattern per NCCL result code (`ncclResult_t`) into logdoctor/patterns/distributed.toml.
+"""Generate one pattern per NCCL result code (`ncclResult_t`) into patterns/distributed.toml.
 
     python bench/families/nccl_errors.py [--nccl DIR ...] [--torch-lib libtorch_cuda.so]
 

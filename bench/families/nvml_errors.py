@@ -1,5 +1,5 @@
 # ruff: noqa: E501  (advice prose and quoted messages are as long as they are)
-"""Generate logdoctor/patterns/nvml.toml: every NVML return code (`nvmlReturn_t`, NVML_ERROR_*) as pynvml raises
+"""Generate patterns/nvml.toml: every NVML return code (`nvmlReturn_t`, NVML_ERROR_*) as pynvml raises
 it in a vLLM server, plus the lines vLLM and nvidia-smi print when NVML fails.
 
     python bench/families/nvml_errors.py [PYNVML_PY ...]

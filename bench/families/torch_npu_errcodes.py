@@ -1,4 +1,4 @@
-"""Generate the torch_npu error-code patterns of logdoctor/patterns/loading.toml: one pattern per `ErrCode`
+"""Generate the torch_npu error-code patterns of patterns/loading.toml: one pattern per `ErrCode`
 of torch_npu (Huawei Ascend's PyTorch adapter, used by vllm-ascend).
 
     python bench/families/torch_npu_errcodes.py [--torch-npu DIR]

@@ -10,7 +10,7 @@ environment."). `requires_backends` raises `ImportError` with them when a tokeni
 class needs a package that is not installed. This script reads every template of every wheel given, keeps
 the first sentence as the message to match (with `{0}`, the class name, as a capture), takes the install
 command from the template where it gives one (else from PIP_NAMES below), and writes one pattern per
-distinct message into the generated block of logdoctor/patterns/model.toml (`--write`), or prints it.
+distinct message into the generated block of patterns/model.toml (`--write`), or prints it.
 
 Unpack a wheel with `pip download --no-deps transformers==X -d DIR && unzip DIR/*.whl -d DIR/transformers-X`.
 """
@@ -24,7 +24,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-TARGET = Path(__file__).resolve().parents[2] / "logdoctor" / "patterns" / "model.toml"
+TARGET = Path(__file__).resolve().parents[2] / "patterns" / "model.toml"
 BEGIN = "# ---- BEGIN GENERATED: transformers optional-library ImportErrors"
 END = "# ---- END GENERATED: transformers optional-library ImportErrors ----"
 

@@ -87,7 +87,7 @@ def library_markdown(library: Library) -> str:
     head = [
         "# The pattern library",
         "",
-        "Generated from `logdoctor/patterns/*.toml` by `logdoctor patterns --markdown > docs/patterns.md`;",
+        "Generated from `patterns/*.toml` by `logdoctor patterns --markdown > docs/patterns.md`;",
         "a test fails when this file is stale. One section per pattern, in matching order.",
         "",
         f"{len(library.patterns)} patterns.",

@@ -7,6 +7,7 @@ import os
 import tomllib
 from collections.abc import Iterable
 from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import TypeVar
 
@@ -25,10 +26,19 @@ class LibraryError(Exception):
     """A pattern file that cannot be used: names the file, the pattern and the problem."""
 
 
+def builtin_folder() -> Traversable:
+    """The shipped library: the top-level `patterns/` of the project. The wheel installs it as the package
+    data `logdoctor/patterns/` (pyproject.toml maps it); a source checkout reads it where it is."""
+    packaged = resources.files("logdoctor").joinpath("patterns")
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parents[2] / "patterns"
+
+
 def builtin_files() -> list[tuple[str, str]]:
-    folder = resources.files("logdoctor").joinpath("patterns")
+    folder = builtin_folder()
     found = [
-        (f"logdoctor/patterns/{entry.name}", entry.read_text("utf-8"))
+        (f"patterns/{entry.name}", entry.read_text("utf-8"))
         for entry in folder.iterdir()
         if entry.name.endswith(".toml")
     ]
