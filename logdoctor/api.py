@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from logdoctor.doctor import Doctor
-from logdoctor.framing import Line, frame_bytes
+from logdoctor.framing import Line
 from logdoctor.library.matcher import Library
 from logdoctor.model import Finding
 
@@ -29,10 +29,14 @@ def diagnose_lines(lines: Iterable[str], library: Library | None = None, source:
 
 
 def diagnose_text(text: str | bytes, library: Library | None = None, source: str = "-") -> list[Finding]:
-    """Findings for a whole log given as text or raw bytes (framed like a file)."""
+    """Findings for a whole log given as text or raw bytes: scan's pipeline, as for a file."""
+    from logdoctor.pipeline import Pipeline
+
     data = text.encode("utf-8") if isinstance(text, str) else text
     doctor = Doctor(library or default_library())
-    for line in frame_bytes(data, source):
-        doctor.feed(line)
-    doctor.flush()
+    pipeline = Pipeline(doctor, emit=lambda finding: None)  # the settled report is read at the end
+    channel = pipeline.channel(source)
+    channel.feed(data)
+    channel.close()
+    pipeline.flush()
     return doctor.report()

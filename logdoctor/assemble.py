@@ -553,16 +553,23 @@ class Assembler:
         """An event of this source is still open (its lines are read but not yet diagnosed)."""
         return any(key[0] == source for key in self._open)
 
-    def open_streams(self, number: int) -> list[Record]:
-        """For a reader that skips lines (sieve.py): the first record of each open event and waiting
-        preamble that a line numbered `number` could still continue. The next line of its stream decides
-        whether it goes on, so that line must be read: a raw traceback's frames, and also the line after
-        a logged traceback (with the same header a later record would otherwise merge into it)."""
+    def open_streams(self, source: str, number: int) -> list[Record]:
+        """For a reader that skips lines of `source` (sieve.py): the first record of each open event and
+        waiting preamble of that source that its line numbered `number` could still continue. The next
+        line of its stream decides whether it goes on, so that line must be read: a raw traceback's
+        frames, and also the line after a logged traceback (with the same header a later record would
+        otherwise merge into it)."""
         if not self._open and not self._preambles and not self._resumable:
             return []
-        items = [*self._open.values(), *self._resumable.values()]
-        found = [item.event.record for item in items if number - item.last_line <= MAX_SILENT_LINES]
-        return found + [r for r in self._preambles.values() if number - r.line.number <= MAX_SILENT_LINES]
+        items = [
+            item
+            for key, item in [*self._open.items(), *self._resumable.items()]
+            if key[0] == source and number - item.last_line <= MAX_SILENT_LINES
+        ]
+        preambles = [
+            r for key, r in self._preambles.items() if key[0] == source and number - r.line.number <= MAX_SILENT_LINES
+        ]
+        return [item.event.record for item in items] + preambles
 
     def ends_logged_group(self, record: Record) -> list[Event] | None:
         """For a reader that skips lines (sieve.py), about the next line of a stream with an open event,

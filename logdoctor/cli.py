@@ -8,42 +8,16 @@ import json
 import os
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Protocol, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from logdoctor import __version__
+from logdoctor.exits import EXIT_FINDINGS, EXIT_OK, EXIT_SIGPIPE, EXIT_USAGE
 
 if TYPE_CHECKING:  # imported lazily at run time: `--version` should not pay for pydantic or the library
     from logdoctor.library.matcher import Library
     from logdoctor.model import Finding
-
-EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
-EXIT_SIGPIPE = 141  # 128 + SIGPIPE, what a shell reports for a reader that went away
 PROGRESS_MIN_BYTES = 32 << 20  # show a progress bar only when the input takes a while
 PROGRESS_ENV = "LOGDOCTOR_PROGRESS_MIN_BYTES"  # override (tests; people who always want one)
-
-
-class Reporter(Protocol):
-    def finding(self, finding: Finding) -> None: ...
-    def file_header(self, source: str, lines: int, launches: int, findings: int) -> None: ...
-    def close(self) -> None: ...
-
-
-def _use_color(out: TextIO) -> bool:
-    return out.isatty() and not os.environ.get("NO_COLOR")
-
-
-def make_reporter(fmt: str, out: TextIO) -> Reporter:
-    if fmt == "json":
-        from logdoctor.report.jsonl import JsonReporter
-
-        return JsonReporter(out)
-    if _use_color(out):
-        from logdoctor.report.terminal import TerminalReporter
-
-        return TerminalReporter(out)
-    from logdoctor.report.text import TextReporter
-
-    return TextReporter(out)
 
 
 def _add_common(parser: argparse.ArgumentParser, top: bool = False) -> None:
@@ -170,6 +144,7 @@ def cmd_pipe(args: argparse.Namespace) -> int:
     if library is None:
         return EXIT_USAGE
     from logdoctor.doctor import Doctor
+    from logdoctor.report import make_reporter
     from logdoctor.sources.passthrough import pump
 
     reporter = make_reporter(args.format, sys.stderr)
@@ -191,6 +166,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
     library = _load_library(args.patterns)
     if library is None:
         return EXIT_USAGE
+    from logdoctor.report import make_reporter
     from logdoctor.scan import scan_paths
 
     reporter = make_reporter(args.format, sys.stdout)
@@ -208,6 +184,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     from logdoctor.check import run_check
     from logdoctor.launch.cmdline import CommandError
     from logdoctor.library.loader import LibraryError
+    from logdoctor.report import use_color
     from logdoctor.report.checklist import print_check
 
     tokens = list(args.command_line)
@@ -225,7 +202,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     except (CommandError, LibraryError) as exc:
         print(f"logdoctor check: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    print_check(report, args.format, sys.stdout, color=args.format == "text" and _use_color(sys.stdout))
+    print_check(report, args.format, sys.stdout, color=args.format == "text" and use_color(sys.stdout))
     return EXIT_OK if report.ok else EXIT_FINDINGS
 
 
@@ -251,6 +228,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from functools import partial
 
     from logdoctor.doctor import Doctor
+    from logdoctor.report import make_reporter
     from logdoctor.report.jsonl import JsonReporter
     from logdoctor.sources.command import EXIT_CANNOT_START, CannotStart, run
 

@@ -7,17 +7,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from logdoctor.doctor import Doctor
-from logdoctor.framing import Framer
 from logdoctor.library.matcher import Library
 from logdoctor.model import Finding
-from logdoctor.sieve import Sieve
+from logdoctor.pipeline import Pipeline
+from logdoctor.report import Reporter
 from logdoctor.sources.files import InputError, chunks
-
-if TYPE_CHECKING:
-    from logdoctor.cli import Reporter
 
 
 class _Advance(Protocol):
@@ -31,16 +28,24 @@ class ScanResult:
 
 
 def diagnose_file(path: Path, library: Library, advance: _Advance | None = None) -> tuple[Doctor, list[Finding]]:
+    """The pipeline over one whole file, with no clock: what a stream would report as it went, a scan
+    reports at the end, ranked (doctor.report())."""
     doctor = Doctor(library, on_internal_error=library.on_notice)
-    sieve = Sieve(doctor, Framer(str(path)), library.prefilter)
+    pipeline = Pipeline(doctor, emit=_settled_at_the_end)
+    channel = pipeline.channel(str(path))
     try:
         for data, position in chunks(path):
-            sieve.feed(data)
+            channel.feed(data)
             if advance is not None:
                 advance(position)
     finally:
-        sieve.flush()
+        channel.close()
+        pipeline.flush()
     return doctor, doctor.report()
+
+
+def _settled_at_the_end(finding: Finding) -> None:
+    """A scan shows the settled report, not the stream's findings and amendments."""
 
 
 @contextmanager

@@ -25,7 +25,7 @@ from functools import lru_cache
 
 from logdoctor import grammar
 from logdoctor.doctor import Doctor
-from logdoctor.framing import Framer
+from logdoctor.framing import Framer, Line
 from logdoctor.model import Finding
 from logdoctor.prefilter import Prefilter
 from logdoctor.records import Record
@@ -51,9 +51,14 @@ class Sieve:
         framer: Framer,
         prefilter: Callable[[], Prefilter | None] | None = None,
         small: int = SMALL_SOURCE,
+        relabel: Callable[[Line], Line] | None = None,
     ) -> None:
         self.doctor = doctor
         self.framer = framer
+        # Rewrites each line before the Doctor sees it (run mode: the stream's name, numbers across both
+        # of a child's streams). Only without a prefilter: a skipped line cannot be renumbered.
+        assert relabel is None or prefilter is None, "a relabelled channel reads every line"
+        self._relabel = relabel
         self._build_prefilter = prefilter  # called once the source has passed `small` bytes
         self.prefilter: Prefilter | None = None
         self._small = small
@@ -80,15 +85,21 @@ class Sieve:
         return found
 
     def flush(self) -> list[Finding]:
-        found: list[Finding] = []
-        for line in self.framer.flush():
-            found += self.doctor.feed(line)
-        return found + self.doctor.flush()
+        """The end of the only source of this Doctor: its last line, then every open event."""
+        return self.finish_lines() + self.doctor.flush()
+
+    def finish_lines(self, now: float = 0.0) -> list[Finding]:
+        """The end of this source: an unfinished last line is a line. Events stay open (other sources may
+        share the Doctor; its flush closes them)."""
+        return self._fed(self.framer.flush(), now)
 
     def _frame(self, data: bytes, now: float) -> list[Finding]:
+        return self._fed(self.framer.feed(data), now)
+
+    def _fed(self, lines: list[Line], now: float) -> list[Finding]:
         found: list[Finding] = []
-        for line in self.framer.feed(data):
-            found += self.doctor.feed(line, now)
+        for line in lines:
+            found += self.doctor.feed(line if self._relabel is None else self._relabel(line), now)
         return found
 
     def _lines(self, data: bytes, pos: int, end: int, now: float) -> list[Finding]:
@@ -127,7 +138,7 @@ class Sieve:
         end it: when that line's header differs, the group is closed here (its findings go to `found`)
         and the line stays skipped, which saves feeding one line per warning."""
         while True:
-            streams = self.doctor.assembler.open_streams(self.framer.lines_seen + 1)
+            streams = self.doctor.assembler.open_streams(self.framer.source, self.framer.lines_seen + 1)
             first, owner = limit, None
             for record in streams:
                 at = _next_line_of(record, data, pos, first)

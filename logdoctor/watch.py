@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TextIO
 
 from logdoctor.doctor import Doctor
+from logdoctor.exits import EXIT_OK, EXIT_USAGE
 from logdoctor.library.matcher import Library
 from logdoctor.model import Finding
 from logdoctor.sources.follow import Watcher
@@ -24,7 +25,7 @@ def watch(
     metrics_port: int | None = None,
     poll_seconds: float = 1.0,
 ) -> int:
-    from logdoctor.cli import EXIT_OK, EXIT_USAGE, make_reporter
+    from logdoctor.report import make_reporter
 
     state_path = Path(state_file) if state_file else None
     try:

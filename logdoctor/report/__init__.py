@@ -2,10 +2,49 @@
 
 from __future__ import annotations
 
-from typing import Any
+import os
+from collections.abc import Callable
+from typing import Any, Protocol, TextIO
 
 from logdoctor.model import Finding
 from logdoctor.redact import redact
+
+
+class Reporter(Protocol):
+    """A sink of findings, the last stage of every mode's pipeline (pipeline.py)."""
+
+    def finding(self, finding: Finding) -> None: ...
+    def file_header(self, source: str, lines: int, launches: int, findings: int) -> None: ...
+    def close(self) -> None: ...
+
+
+def use_color(out: TextIO) -> bool:
+    return out.isatty() and not os.environ.get("NO_COLOR")
+
+
+def _json(out: TextIO) -> Reporter:
+    from logdoctor.report.jsonl import JsonReporter
+
+    return JsonReporter(out)
+
+
+def _text(out: TextIO) -> Reporter:
+    # For people: panels on a colour terminal, plain text elsewhere (a file, a pipe, NO_COLOR).
+    if use_color(out):
+        from logdoctor.report.terminal import TerminalReporter
+
+        return TerminalReporter(out)
+    from logdoctor.report.text import TextReporter
+
+    return TextReporter(out)
+
+
+# The formats `--format` offers; each builds its reporter lazily (rich is only imported for a terminal).
+FORMATS: dict[str, Callable[[TextIO], Reporter]] = {"text": _text, "json": _json}
+
+
+def make_reporter(fmt: str, out: TextIO) -> Reporter:
+    return FORMATS[fmt](out)
 
 
 def scrub(value: Any) -> Any:

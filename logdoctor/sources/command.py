@@ -32,9 +32,10 @@ from functools import partial
 from types import FrameType
 
 from logdoctor.doctor import Doctor
-from logdoctor.framing import Framer, Line
+from logdoctor.framing import Line
 from logdoctor.model import Finding
-from logdoctor.sources.live import CHUNK, NO_LINES, TICK_SECONDS, Diagnosis, Guard, write_all
+from logdoctor.pipeline import Pipeline
+from logdoctor.sources.live import CHUNK, TICK_SECONDS, Guard, write_all
 
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 HOLD_SECONDS = 0.5  # longest a finding waits for the child's stderr to finish its line
@@ -136,14 +137,13 @@ def start(argv: Sequence[str]) -> subprocess.Popen[bytes]:
 
 
 class _Stream:
-    """One of the child's pipes: where its bytes go and how its lines are framed."""
+    """One of the child's pipes: where its bytes go, and its channel of the pipeline."""
 
-    def __init__(self, name: str, fd: int, out_fd: int, source: str) -> None:
+    def __init__(self, name: str, fd: int, out_fd: int) -> None:
         self.name = name
         self.fd = fd
         self.out_fd = out_fd
         self.copying = True
-        self.framer = Framer(source)
         self.at_line_start = True  # the last byte copied out was a newline (or nothing was copied)
 
     def copy(self, data: bytes) -> None:
@@ -182,19 +182,21 @@ def pump_command(
             held_since = time.monotonic()
         held.append(finding)
 
-    diagnosis = Diagnosis(doctor, hold, guard)
-    out = _Stream("stdout", proc.stdout.fileno(), stdout_fd, source)
-    err = _Stream("stderr", proc.stderr.fileno(), stderr_fd, source)
+    pipeline = Pipeline(doctor, hold, guard)
+    out = _Stream("stdout", proc.stdout.fileno(), stdout_fd)
+    err = _Stream("stderr", proc.stderr.fileno(), stderr_fd)
     streams = {out.fd: out, err.fd: err}
     number = 0
 
-    def lines_of(stream: _Stream, framed: Callable[[], list[Line]]) -> list[Line]:
+    def in_arrival_order(stream: _Stream, line: Line) -> Line:
         nonlocal number
-        lines: list[Line] = []
-        for line in framed():
-            number += 1
-            lines.append(replace(stream.label(line), number=number))
-        return lines
+        number += 1
+        return replace(stream.label(line), number=number)
+
+    channels = {
+        stream.fd: pipeline.channel(source, relabel=partial(in_arrival_order, stream), skip_lines=False)
+        for stream in (out, err)
+    }
 
     def release(now: float, force: bool = False) -> None:
         if not held:
@@ -235,11 +237,11 @@ def pump_command(
                 continue
             last_data = now
             stream.copy(data)
-            diagnosis.analyse(guard.call(partial(lines_of, stream, partial(stream.framer.feed, data)), NO_LINES), now)
+            channels[fd].feed(data, now)
         if now - last_tick >= TICK_SECONDS:
             last_tick = now
-            if guard.call(lambda: doctor.pending, False):
-                diagnosis.tick(now)
+            if pipeline.pending():
+                pipeline.tick(now)
             if exited_at is None and proc.poll() is not None:
                 exited_at = now
         release(now)
@@ -247,9 +249,9 @@ def pump_command(
         if exited_at is not None and now - max(last_data, exited_at) >= DRAIN_SECONDS:
             break
     now = time.monotonic()
-    for stream in (out, err):
-        diagnosis.analyse(guard.call(partial(lines_of, stream, stream.framer.flush), NO_LINES), now)
-    diagnosis.flush()
+    for channel in channels.values():
+        channel.close(now)
+    pipeline.flush()
     release(now, force=True)
     return guard
 

@@ -1,6 +1,7 @@
 """Sidecar mode: follow log files by name, through rotation, for weeks, without losing a line.
 
-Each followed path is a `Tail`: the file open now, how far it has been read, and one Framer whose line
+Each followed path is a `Tail`: the file open now, how far it has been read, and its channel of the
+pipeline (pipeline.py: a Framer and a Sieve, feeding the one Doctor of the sidecar) whose line
 count goes on across rotations (so a finding's line number is unique within the path). On every poll a
 tail reads what is new and then looks at the path again:
 
@@ -31,12 +32,14 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from logdoctor.doctor import Doctor
-from logdoctor.framing import Framer, Line
+from logdoctor.framing import Framer
 from logdoctor.model import Finding
+from logdoctor.pipeline import Channel, Pipeline
 from logdoctor.sources.state import HEAD_BYTES, FileState, State, StateError, head_hash, save_state
 
 PENDING_TICK_SECONDS = 0.1
@@ -47,6 +50,8 @@ STATE_SAVE_SECONDS = 1.0
 _POD_LOG = re.compile(r"/pods/(?P<namespace>[^_/]+)_(?P<pod>[^/]+)_(?P<uid>[0-9a-f-]{8,})/(?P<container>[^/]+)/[^/]+$")
 
 Emit = Callable[[Finding], None]
+Feed = Callable[[bytes], None]  # a followed file's bytes, in order, to its channel of the pipeline
+ChannelFactory = Callable[[str, int], Channel]  # (source, lines already read) -> its channel
 
 
 def kubernetes_labels(path: str) -> dict[str, str]:
@@ -85,10 +90,12 @@ def read_head(path: Path) -> str:
 
 
 class Tail:
-    def __init__(self, path: Path, saved: FileState | None, warn: Callable[[str], None]) -> None:
+    def __init__(
+        self, path: Path, saved: FileState | None, warn: Callable[[str], None], channel: ChannelFactory
+    ) -> None:
         self.path = path
         self.name = str(path)
-        self.framer = Framer(self.name, saved.lines if saved else 0)
+        self.channel = channel(self.name, saved.lines if saved else 0)
         self.saved = saved  # where a previous run stopped; used once, when the file is first opened
         self.handle: BinaryIO | None = None
         self.identity: Identity | None = None
@@ -98,9 +105,13 @@ class Tail:
         self.rotated = False  # since the last commit: save the state at once
         self.warn = warn
 
+    @property
+    def framer(self) -> Framer:
+        return self.channel.framer
+
     # --- reading -------------------------------------------------------------------------------
 
-    def poll(self, feed: Callable[[Line], None]) -> None:
+    def poll(self, feed: Feed) -> None:
         if self.handle is None:
             status = _stat(self.path)
             if status is None:
@@ -128,7 +139,7 @@ class Tail:
             self._drain(feed)
             self.rotated = True
 
-    def _open(self, status: os.stat_result, feed: Callable[[Line], None]) -> None:
+    def _open(self, status: os.stat_result, feed: Feed) -> None:
         try:
             self.handle = open(self.path, "rb")  # noqa: SIM115 - kept open across polls on purpose
         except OSError as exc:
@@ -143,7 +154,7 @@ class Tail:
         if saved is not None:
             self._resume(saved, opened, feed)
 
-    def _resume(self, saved: FileState, opened: os.stat_result, feed: Callable[[Line], None]) -> None:
+    def _resume(self, saved: FileState, opened: os.stat_result, feed: Feed) -> None:
         """Continue where a previous run stopped, reading first what it missed while down."""
         assert self.handle is not None and self.identity is not None
         if self.identity.same_file(saved) and opened.st_size >= saved.offset:
@@ -177,7 +188,7 @@ class Tail:
                 return candidate
         return None
 
-    def _drain(self, feed: Callable[[Line], None]) -> None:
+    def _drain(self, feed: Feed) -> None:
         if self.handle is None:
             return
         while True:
@@ -190,12 +201,11 @@ class Tail:
                 break
             self.offset += len(data)
             self.bytes_read += len(data)
-            for line in self.framer.feed(data):
-                feed(line)
+            feed(data)
         if self.identity is not None and not self.identity.head:
             self.identity.head = _fd_head(self.handle)
 
-    def _start_over(self, feed: Callable[[Line], None]) -> None:
+    def _start_over(self, feed: Feed) -> None:
         """Truncated in place (copytruncate): finish what was being read from the copy, then read the file
         again from its start."""
         self._read_copy(feed)
@@ -212,7 +222,7 @@ class Tail:
         head = _fd_head(self.handle)
         return bool(head) and head != self.identity.head
 
-    def _read_copy(self, feed: Callable[[Line], None]) -> None:
+    def _read_copy(self, feed: Feed) -> None:
         assert self.identity is not None
         copy = self._find_sibling(self.identity.head, self.offset)
         if copy is None:
@@ -234,15 +244,14 @@ class Tail:
                 return candidate
         return None
 
-    def _read_from(self, path: Path, offset: int, feed: Callable[[Line], None]) -> None:
+    def _read_from(self, path: Path, offset: int, feed: Feed) -> None:
         opener = gzip.open if path.name.endswith(".gz") else open
         try:
             with opener(path, "rb") as handle:
                 handle.seek(offset)
                 while data := handle.read(READ_CHUNK):
                     self.bytes_read += len(data)
-                    for line in self.framer.feed(data):
-                        feed(line)
+                    feed(data)
         except (OSError, EOFError) as exc:
             self.warn(f"{path}: reading the rotated copy failed ({exc})")
 
@@ -333,11 +342,15 @@ class Watcher:
         self._reported_since_save = False  # a reported finding is saved at once: a restart must know it
         self._emitted_ids: set[str] = set()
         self._last_save = 0.0
+        self.pipeline = Pipeline(doctor, self._report_one)
 
     def warn(self, message: str) -> None:
         if message not in self._warned:
             self._warned.add(message)
             print(f"logdoctor watch: {message}", file=sys.stderr, flush=True)
+
+    def _report_one(self, finding: Finding) -> None:
+        self._report([finding])
 
     def _report(self, findings: list[Finding]) -> None:
         for finding in findings:
@@ -365,22 +378,17 @@ class Watcher:
         now = time.monotonic()
         lines = 0
         data = 0
-
-        def feed(line: Line) -> None:
-            nonlocal lines
-            lines += 1
-            self._report(self.doctor.feed(line, now))
-
         for path in expand(self.targets):
             name = str(path)
             tail = self.tails.get(name)
             if tail is None:
-                tail = self.tails[name] = Tail(path, self.state.files.get(name), self.warn)
-            before = tail.bytes_read
-            tail.poll(feed)
+                tail = self.tails[name] = Tail(path, self.state.files.get(name), self.warn, self.pipeline.channel)
+            before, lines_before = tail.bytes_read, tail.framer.lines_seen
+            tail.poll(partial(tail.channel.feed, now=now))
             data += tail.bytes_read - before
+            lines += tail.framer.lines_seen - lines_before
         midline = frozenset(name for name, tail in self.tails.items() if tail.framer.partial)
-        self._report(self.doctor.tick(time.monotonic(), midline))
+        self.pipeline.tick(time.monotonic(), midline)
         self._commit()
         if self.on_poll is not None:
             self.on_poll(lines, data, sum(1 for t in self.tails.values() if t.handle is not None))
@@ -416,7 +424,7 @@ class Watcher:
             # Stopping (SIGTERM, SIGINT): read what is there, diagnose what is pending, save the state.
             # An unfinished last line is left for the next run: the writer may still complete it.
             self.poll_once()
-            self._report(self.doctor.flush())
+            self.pipeline.flush()
             self._commit(force=True)
         finally:
             if observer is not None:

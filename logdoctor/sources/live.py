@@ -11,18 +11,14 @@ import os
 import sys
 import traceback
 from collections.abc import Callable
-from functools import partial
 from typing import TypeVar
 
-from logdoctor.doctor import Doctor
-from logdoctor.framing import Line
 from logdoctor.model import Finding
 
 CHUNK = 1 << 20
 TICK_SECONDS = 0.1  # how often quiet streams are checked while no input arrives
 
 NO_FINDINGS: list[Finding] = []
-NO_LINES: list[Line] = []
 
 T = TypeVar("T")
 
@@ -56,26 +52,3 @@ def write_all(fd: int, data: bytes) -> None:
     while view:
         written = os.write(fd, view)
         view = view[written:]
-
-
-class Diagnosis:
-    """A Doctor behind a Guard: lines in, each finding handed to `emit` as it completes."""
-
-    def __init__(self, doctor: Doctor, emit: Callable[[Finding], None], guard: Guard) -> None:
-        self.doctor = doctor
-        self.emit = emit
-        self.guard = guard
-
-    def deliver(self, produce: Callable[[], list[Finding]]) -> None:
-        for finding in self.guard.call(produce, NO_FINDINGS):
-            self.guard.call(partial(self.emit, finding), None)
-
-    def analyse(self, lines: list[Line], now: float) -> None:
-        for line in lines:
-            self.deliver(partial(self.doctor.feed, line, now))
-
-    def tick(self, now: float) -> None:
-        self.deliver(partial(self.doctor.tick, now))
-
-    def flush(self) -> None:
-        self.deliver(self.doctor.flush)

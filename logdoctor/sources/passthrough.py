@@ -15,13 +15,11 @@ import os
 import select
 import time
 from collections.abc import Callable
-from functools import partial
 
 from logdoctor.doctor import Doctor
-from logdoctor.framing import Framer
 from logdoctor.model import Finding
-from logdoctor.sieve import Sieve
-from logdoctor.sources.live import CHUNK, TICK_SECONDS, Diagnosis, Guard, write_all
+from logdoctor.pipeline import Pipeline
+from logdoctor.sources.live import CHUNK, TICK_SECONDS, Guard, write_all
 
 __all__ = ["CHUNK", "TICK_SECONDS", "Guard", "pump"]
 
@@ -34,16 +32,16 @@ def pump(
     source: str = "-",
 ) -> Guard:
     guard = Guard()
-    diagnosis = Diagnosis(doctor, emit, guard)
-    sieve = Sieve(doctor, Framer(source), doctor.library.prefilter)
+    pipeline = Pipeline(doctor, emit, guard)
+    channel = pipeline.channel(source)
     _widen_pipe(stdin_fd)
 
     copying = True
     while True:
-        if doctor.pending:
+        if pipeline.pending():
             ready, _, _ = select.select([stdin_fd], [], [], TICK_SECONDS)
             if not ready:
-                diagnosis.tick(time.monotonic())
+                pipeline.tick(time.monotonic())
                 continue
         try:
             data = os.read(stdin_fd, CHUNK)
@@ -56,8 +54,9 @@ def pump(
                 write_all(stdout_fd, data)
             except OSError:  # EPIPE and friends: the reader left; keep draining so the writer lives
                 copying = False
-        diagnosis.deliver(partial(sieve.feed, data, time.monotonic()))
-    diagnosis.deliver(sieve.flush)
+        channel.feed(data, time.monotonic())
+    channel.close()
+    pipeline.flush()
     return guard
 
 
