@@ -49,25 +49,45 @@ ROOT = Path(__file__).resolve().parent.parent
 MODULES: dict[str, tuple[str, list[str]]] = {
     "framing": (
         "logdoctor.framing",
-        ["test_framing", "test_records", "test_prefixes", "test_sieve", "test_fixtures", "test_shapes"],
+        ["test_framing", "test_records", "test_prefixes", "test_grammar", "test_sieve", "test_fixtures", "test_shapes"],
     ),
-    "records": ("logdoctor.records", ["test_records", "test_framing", "test_assemble", "test_sieve", "test_fixtures"]),
+    "records": (
+        "logdoctor.records",
+        ["test_records", "test_grammar", "test_framing", "test_assemble", "test_sieve", "test_fixtures"],
+    ),
     "assemble": (
         "logdoctor.assemble",
-        ["test_assemble", "test_diagnose", "test_fixtures", "test_sieve", "test_launch_boundaries"],
+        ["test_assemble", "test_diagnose", "test_doctor", "test_fixtures", "test_sieve", "test_launch_boundaries"],
     ),
     "diagnose": (
         "logdoctor.diagnose",
-        ["test_diagnose", "test_assemble", "test_fixtures", "test_doctor", "test_launch_boundaries"],
+        [
+            "test_diagnose",
+            "test_assemble",
+            "test_doctor",
+            "test_fixtures",
+            "test_qualified",
+            "test_surface",
+            "test_launch",
+            "test_family_fixtures",
+            "test_launch_boundaries",
+        ],
     ),
     "doctor": (
         "logdoctor.doctor",
-        ["test_doctor", "test_diagnose", "test_fixtures", "test_modes_agree", "test_launch_boundaries"],
+        [
+            "test_doctor",
+            "test_diagnose",
+            "test_pipeline",
+            "test_fixtures",
+            "test_modes_agree",
+            "test_launch_boundaries",
+        ],
     ),
-    "sieve": ("logdoctor.sieve", ["test_sieve", "test_prefilter", "test_fixtures", "test_properties"]),
+    "sieve": ("logdoctor.sieve", ["test_sieve", "test_prefilter", "test_pipeline", "test_fixtures", "test_properties"]),
     "constraints": (
         "logdoctor.library.constraints",
-        ["test_constraints", "test_launch", "test_cmdline", "test_qualified"],
+        ["test_constraints", "test_audit", "test_launch", "test_cmdline", "test_qualified"],
     ),
 }
 

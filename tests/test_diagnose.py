@@ -370,3 +370,13 @@ def test_an_error_message_alone_is_read_on_raw_and_error_lines_only(
     library: Library, line: str, rules: list[str]
 ) -> None:
     assert [f.rule for f in diagnose_lines([line], library)] == rules
+
+
+def test_an_unrecognized_error_gets_a_short_title_and_a_twelve_word_issue_search(library: Library) -> None:
+    message = "the quux reticulator went sideways " + " ".join(f"word{i}" for i in range(60))
+    lines = ["Traceback (most recent call last):", '  File "/x/vllm/engine.py", line 3, in f', "    g()"]
+    (finding,) = diagnose_lines([*lines, f"FrobnicatorError: {message}"], library)
+    assert len(finding.title) <= 140 and finding.title.endswith("…")
+    (search,) = [s for s in finding.fix.steps if "github.com/vllm-project/vllm/issues?q=" in s]
+    query = search.split("?q=", 1)[1].split("+", 1)[1]  # after `is:issue`
+    assert query.split("+") == ["the", "quux", "reticulator", "went", "sideways", *["word"] * 7]
