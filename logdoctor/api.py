@@ -34,7 +34,7 @@ def diagnose_text(text: str | bytes, library: Library | None = None, source: str
 
     data = text.encode("utf-8") if isinstance(text, str) else text
     doctor = Doctor(library or default_library())
-    pipeline = Pipeline(doctor, emit=lambda finding: None)  # the settled report is read at the end
+    pipeline = Pipeline(doctor)
     channel = pipeline.channel(source)
     channel.feed(data)
     channel.close()

@@ -41,6 +41,10 @@ class _Direct:
         return fn()
 
 
+def _discard(finding: Finding) -> None:
+    pass
+
+
 class Channel:
     """One byte stream of a mode's source: its framing and sieve, feeding the pipeline's Doctor."""
 
@@ -61,9 +65,11 @@ class Channel:
 
 
 class Pipeline:
-    def __init__(self, doctor: Doctor, emit: Emit, guard: Guard | None = None) -> None:
+    def __init__(self, doctor: Doctor, emit: Emit | None = None, guard: Guard | None = None) -> None:
         self.doctor = doctor
-        self.emit = emit
+        # No sink: the batch modes read the settled report (doctor.report()) at the end, not the stream
+        # of findings and amendments.
+        self.emit: Emit = emit if emit is not None else _discard
         self.guard: Guard | _Direct = guard if guard is not None else _Direct()
 
     def channel(

@@ -108,7 +108,7 @@ def triggers_for(library: Library) -> list[Trigger]:
     )
     for regex in at_start:
         if regex.isascii():
-            triggers.append(Trigger(CONTEXT + "(?:" + _strip_group_names(regex) + ")", False, "message", regex))
+            triggers.append(Trigger(CONTEXT + "(?:" + grammar.anonymous(regex) + ")", False, "message", regex))
         else:  # a byte-level engine cannot read `█` in a class: its literals, then step 2
             triggers += _literal_triggers(regex, "message")
     for regex in tracker.SEARCHED:
@@ -140,10 +140,6 @@ def _literal_triggers(regex: str, confirm: Confirm | None, found: Literals | Non
     return [Trigger(_byte_literal(text), found.caseless, confirm, regex) for text in texts]
 
 
-def _strip_group_names(regex: str) -> str:
-    return re.sub(r"(?<!\\)\(\?P<\w+>", "(?:", regex)
-
-
 def _byte_literal(text: str) -> str:
     """A literal as a byte-level regex: every byte that is not an ASCII letter or digit as \\xHH."""
     return "".join(chr(b) if chr(b).isalnum() and b < 128 else f"\\x{b:02x}" for b in text.encode())
@@ -154,7 +150,7 @@ class _Confirmation:
 
     def __init__(self, message_starts: Sequence[str]) -> None:
         self.starts = list(message_starts)
-        self._starts = re.compile("|".join(f"(?:{_strip_group_names(r)})" for r in message_starts))
+        self._starts = re.compile("|".join(f"(?:{grammar.anonymous(r)})" for r in message_starts))
 
     def __call__(self, kind: Confirm, raw: bytes) -> bool:
         if kind == "alone" and _QUIET_RECORD.match(raw) and b"\r" not in raw.rstrip(b"\r\n"):

@@ -31,7 +31,7 @@ def diagnose_file(path: Path, library: Library, advance: _Advance | None = None)
     """The pipeline over one whole file, with no clock: what a stream would report as it went, a scan
     reports at the end, ranked (doctor.report())."""
     doctor = Doctor(library, on_internal_error=library.on_notice)
-    pipeline = Pipeline(doctor, emit=_settled_at_the_end)
+    pipeline = Pipeline(doctor)
     channel = pipeline.channel(str(path))
     try:
         for data, position in chunks(path):
@@ -42,10 +42,6 @@ def diagnose_file(path: Path, library: Library, advance: _Advance | None = None)
         channel.close()
         pipeline.flush()
     return doctor, doctor.report()
-
-
-def _settled_at_the_end(finding: Finding) -> None:
-    """A scan shows the settled report, not the stream's findings and amendments."""
 
 
 @contextmanager

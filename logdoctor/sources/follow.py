@@ -39,7 +39,7 @@ from typing import Any, BinaryIO
 from logdoctor.doctor import Doctor
 from logdoctor.framing import Framer
 from logdoctor.model import Finding
-from logdoctor.pipeline import Channel, Pipeline
+from logdoctor.pipeline import Channel, Emit, Pipeline
 from logdoctor.sources.state import HEAD_BYTES, FileState, State, StateError, head_hash, save_state
 
 PENDING_TICK_SECONDS = 0.1
@@ -49,7 +49,6 @@ STATE_SAVE_SECONDS = 1.0
 # /var/log/pods/<namespace>_<pod>_<uid>/<container>/<n>.log: the kubelet's node log layout.
 _POD_LOG = re.compile(r"/pods/(?P<namespace>[^_/]+)_(?P<pod>[^/]+)_(?P<uid>[0-9a-f-]{8,})/(?P<container>[^/]+)/[^/]+$")
 
-Emit = Callable[[Finding], None]
 Feed = Callable[[bytes], None]  # a followed file's bytes, in order, to its channel of the pipeline
 ChannelFactory = Callable[[str, int], Channel]  # (source, lines already read) -> its channel
 
