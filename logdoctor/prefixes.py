@@ -79,12 +79,13 @@ class PrefixLearner:
         """The text without a prefix already learned; nothing is learned from it. A line that starts with a
         record prefix is vLLM's own, whatever a learned shape says (`\\(` learned from a stray `((APIServer`
         must not eat the parenthesis of every later `(EngineCore pid=1)`)."""
-        anchor = _ANCHOR.match(text)
-        if anchor is not None and anchor["strong"]:
-            return text
         for learned in self._learned:
             match = learned.match(text)
             if match:
+                # Only a line a shape claims pays for the anchor check (strip() runs this on every line).
+                anchor = _ANCHOR.match(text)
+                if anchor is not None and anchor["strong"]:
+                    return text
                 return text[match.end() :]  # all of it: an empty line under the prefix
         return text
 
