@@ -3,6 +3,7 @@
     python bench/mutate.py                      # every core module, a seeded sample of mutants each
     python bench/mutate.py --module sieve --all # every mutant of one module
     python bench/mutate.py --jobs 2 --out bench/results/mutation.json
+    python bench/mutate.py --retry bench/results/mutation.json  # only what survived there, after new tests
 
 Each mutant is one small change to one module's syntax tree, of the kinds mutmut and cosmic-ray make:
 a comparison turned (`<` to `<=`, `==` to `!=`, `in` to `not in`, `is` to `is not`), `and` to `or`, a
@@ -354,6 +355,16 @@ def _interval(killed: int, total: int) -> tuple[float, float]:
     return (centre - half, centre + half)
 
 
+def _survivors(path: Path, names: list[str]) -> set[Mutant]:
+    """The survivors of an earlier run. A mutant is named by its site and its line as it reads, so a
+    survivor whose module changed since is not retried under another mutant's number."""
+    try:
+        outcomes = json.loads(path.read_text())
+    except (OSError, ValueError) as error:
+        sys.exit(f"mutate: cannot read {path}: {error}")
+    return {Mutant(**o["mutant"]) for o in outcomes if o["status"] == "survived" and o["mutant"]["module"] in names}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--module", action="append", choices=sorted(MODULES), help="default: every core module")
@@ -363,8 +374,15 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2) - 1))
     parser.add_argument("--out", type=Path, help="write every outcome as JSON")
     parser.add_argument("--list", action="store_true", help="print the mutants and stop")
+    parser.add_argument(
+        "--retry",
+        type=Path,
+        metavar="OUT",
+        help="test again only the mutants that survived in an earlier --out file (same code, new tests)",
+    )
     args = parser.parse_args()
     names = args.module or list(MODULES)
+    retried = _survivors(args.retry, names) if args.retry else None
     os.environ.setdefault("LOGDOCTOR_TEST_CACHE", str(Path.home() / ".cache" / "logdoctor-mutate"))
     chosen: list[Mutant] = []
     population: dict[str, int] = {}
@@ -372,7 +390,9 @@ def main() -> int:
         every = mutants_of(name)
         population[name] = len(every)
         chosen += (
-            every
+            [m for m in every if m in retried]
+            if retried is not None
+            else every
             if args.all
             else sorted(
                 random.Random(f"{args.seed}:{name}").sample(every, min(args.sample, len(every))), key=lambda m: m.index
@@ -411,7 +431,11 @@ def main() -> int:
         print(f"{name:12} {population[name]:>8} {len(mine):>7} {killed:>7} {survived:>9} {rate:>9.1%}")
     killed, survived = totals
     low, high = _interval(killed, killed + survived)
-    sampled = "" if args.all else f" (95% interval {low:.1%}-{high:.1%}, a seeded sample of {args.sample} a module)"
+    sampled = (
+        ""
+        if args.all or retried is not None
+        else f" (95% interval {low:.1%}-{high:.1%}, a seeded sample of {args.sample} a module)"
+    )
     print(
         f"{'all':12} {sum(population[n] for n in names):>8} {len(outcomes):>7} {killed:>7} {survived:>9} "
         f"{killed / max(1, killed + survived):>9.1%}{sampled}"
