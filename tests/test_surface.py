@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import textwrap
+from importlib import resources
 from pathlib import Path
 
 import pytest
@@ -15,7 +17,7 @@ from logdoctor.surface.template import skeleton
 
 ARGSPECS = Path(__file__).resolve().parent.parent / "logdoctor" / "launch" / "argspecs"
 
-CONFIG_V1 = '''
+CONFIG_V1 = """
 import vllm.envs as envs
 from vllm.logger import init_logger
 
@@ -50,9 +52,9 @@ class ParallelConfig:
         raise ValueError(f"{cfg}")
         raise ValueError("Unsupported configuration: " + str(cfg) + " for this model")
         logger.warning_once("Swap space is deprecated and has been removed from the scheduler")
-'''
+"""
 
-EXCEPTIONS = '''
+EXCEPTIONS = """
 _DEAD = ("EngineCore encountered an issue. "
          "See stack trace (above) for the root cause.")
 
@@ -64,9 +66,9 @@ class EngineDeadError(Exception):
 
 def dead_error(error=None):
     return EngineDeadError(f"Engine loop is not running: {error!r}")
-'''
+"""
 
-ARG_UTILS_V1 = '''
+ARG_UTILS_V1 = """
 import argparse
 
 
@@ -77,9 +79,9 @@ class EngineArgs:
         parser.add_argument("--enforce-eager", action="store_true")
         parser.add_argument("--enable-expert-parallel", action=argparse.BooleanOptionalAction)
         return parser
-'''
+"""
 
-ARG_UTILS_V2 = '''
+ARG_UTILS_V2 = """
 from vllm.config import ParallelConfig
 
 
@@ -91,9 +93,9 @@ class EngineArgs:
         group.add_argument("--tensor-parallel-size", "-tp", **parallel_kwargs["tensor_parallel_size"])
         group.add_argument("--enable-expert-parallel", **parallel_kwargs["enable_expert_parallel"])
         return parser
-'''
+"""
 
-CLI_ARGS_V2 = '''
+CLI_ARGS_V2 = """
 @dataclass
 class FrontendArgs:
     host: str | None = None
@@ -105,10 +107,10 @@ class FrontendArgs:
         for key, value in frontend_kwargs.items():
             parser.add_argument(f"--{key.replace('_', '-')}", **value)
         return parser
-'''
+"""
 
 
-LINEAR_V1 = '''
+LINEAR_V1 = """
 class QKVParallelLinear:
     def __init__(self, parallel_config, total_num_kv_heads, tp_size):
         if total_num_kv_heads >= tp_size:
@@ -136,11 +138,12 @@ class QKVParallelLinear:
 
 def mismatch():
     return KVHeadsMismatchError()  # a factory: its caller's raise is what a traceback shows
-'''
+"""
 # 0.2.0: one assert removed, the multi-line one reformatted as ruff writes it
-LINEAR_V2 = (LINEAR_V1.replace("        else:\n            assert tp_size % total_num_kv_heads == 0\n", "")
-             .replace("assert (parallel_config.tensor_parallel_size <=\n                total_num_kv_heads)",
-                      "assert (\n            parallel_config.tensor_parallel_size <= total_num_kv_heads\n        )"))
+LINEAR_V2 = LINEAR_V1.replace("        else:\n            assert tp_size % total_num_kv_heads == 0\n", "").replace(
+    "assert (parallel_config.tensor_parallel_size <=\n                total_num_kv_heads)",
+    "assert (\n            parallel_config.tensor_parallel_size <= total_num_kv_heads\n        )",
+)
 
 
 def _write(root: Path, version: str, files: dict[str, str]) -> None:
@@ -155,19 +158,45 @@ def synthetic(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, objec
     """Three releases: 0.1.0 (literal add_argument options), 0.2.0 (dataclass-generated options, one
     message reworded, one removed, one added), 0.3.0 (EnableDisableAction)."""
     root = tmp_path_factory.mktemp("vllm-src")
-    v2_config = (CONFIG_V1.replace('"than the node size"', '"than the nodes of this cluster"')
-                 .replace('        logger.warning_once("Swap space is deprecated and has been removed from the '
-                          'scheduler")\n', '')
-                 + '\n\ndef added():\n    raise NotImplementedError("Chunked prefill is not supported with this '
-                   'backend yet")\n')
+    v2_config = (
+        CONFIG_V1.replace('"than the node size"', '"than the nodes of this cluster"').replace(
+            '        logger.warning_once("Swap space is deprecated and has been removed from the scheduler")\n', ""
+        )
+        + '\n\ndef added():\n    raise NotImplementedError("Chunked prefill is not supported with this '
+        'backend yet")\n'
+    )
     linear = "vllm/model_executor/layers/linear.py"
-    _write(root, "0.1.0", {"vllm/config/parallel.py": CONFIG_V1, "vllm/engine/arg_utils.py": ARG_UTILS_V1,
-                           "vllm/v1/engine/exceptions.py": EXCEPTIONS, linear: LINEAR_V1})
-    _write(root, "0.2.0", {"vllm/config/parallel.py": v2_config, "vllm/engine/arg_utils.py": ARG_UTILS_V2,
-                           "vllm/entrypoints/openai/cli_args.py": CLI_ARGS_V2, linear: LINEAR_V2})
-    _write(root, "0.3.0", {"vllm/config/parallel.py": v2_config, "vllm/engine/arg_utils.py": ARG_UTILS_V2,
-                           "vllm/entrypoints/openai/cli_args.py": CLI_ARGS_V2, linear: LINEAR_V2,
-                           "vllm/utils/argparse_utils.py": "class EnableDisableAction:\n    pass\n"})
+    _write(
+        root,
+        "0.1.0",
+        {
+            "vllm/config/parallel.py": CONFIG_V1,
+            "vllm/engine/arg_utils.py": ARG_UTILS_V1,
+            "vllm/v1/engine/exceptions.py": EXCEPTIONS,
+            linear: LINEAR_V1,
+        },
+    )
+    _write(
+        root,
+        "0.2.0",
+        {
+            "vllm/config/parallel.py": v2_config,
+            "vllm/engine/arg_utils.py": ARG_UTILS_V2,
+            "vllm/entrypoints/openai/cli_args.py": CLI_ARGS_V2,
+            linear: LINEAR_V2,
+        },
+    )
+    _write(
+        root,
+        "0.3.0",
+        {
+            "vllm/config/parallel.py": v2_config,
+            "vllm/engine/arg_utils.py": ARG_UTILS_V2,
+            "vllm/entrypoints/openai/cli_args.py": CLI_ARGS_V2,
+            linear: LINEAR_V2,
+            "vllm/utils/argparse_utils.py": "class EnableDisableAction:\n    pass\n",
+        },
+    )
     (root / "0.3.0" / "vllm" / "broken.py").write_text("def f(:\n", "utf-8")
     document, _lines = build_index.build(root, argspecs=None, log=False)
     return document, SurfaceIndex(document)
@@ -255,8 +284,11 @@ def test_generic_templates_are_dropped_and_counted(synthetic: tuple[dict[str, ob
 def test_bare_assert(synthetic: tuple[dict[str, object], SurfaceIndex]) -> None:
     _, index = synthetic
     entry = _find(index, "assert total_num_kv_heads % tp_size == 0")
-    assert (entry.kind, entry.exception, entry.file) == ("assert-bare", "AssertionError",
-                                                         "vllm/model_executor/layers/linear.py")
+    assert (entry.kind, entry.exception, entry.file) == (
+        "assert-bare",
+        "AssertionError",
+        "vllm/model_executor/layers/linear.py",
+    )
     assert entry.function == "QKVParallelLinear.__init__" and entry.line == 5
     assert entry.condition == "total_num_kv_heads >= tp_size and not (total_num_kv_heads % tp_size == 0)"
     assert entry.versions == ("0.1.0", "0.2.0", "0.3.0") and entry.statement is None and entry.files == 1
@@ -302,8 +334,15 @@ def test_bare_raise_and_generic_statements(synthetic: tuple[dict[str, object], S
     kept = _find(index, "assert isinstance(layer, FusedMoE)")
     assert kept.kind == "assert-bare"
     bare = [e.template for e in index.entries() if e.kind == "assert-bare"]
-    for generic in ["assert x", "assert False", "assert not done", "assert out is not None",
-                    "assert isinstance(x, int)", "raise NotImplementedError", "raise err"]:
+    for generic in [
+        "assert x",
+        "assert False",
+        "assert not done",
+        "assert out is not None",
+        "assert isinstance(x, int)",
+        "raise NotImplementedError",
+        "raise err",
+    ]:
         assert generic not in bare
         assert index.lookup_code(generic) is None
     stats = document["stats"]
@@ -314,10 +353,17 @@ def test_bare_raise_and_generic_statements(synthetic: tuple[dict[str, object], S
     assert isinstance(by_kind, dict) and by_kind["assert-bare"] == len(bare) == 6
 
 
-@pytest.mark.parametrize("text", [
-    "assert (x, y)\\\n    == f(z)", "assert (\n   a == b\n)\n      ^^^^", "  assert a.b == 3  # note", "assert ( a )",
-    "raise Foo()  \n", "    assert x[ 0 ] == {1: 2}\n    ~~~~~~^^^^",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "assert (x, y)\\\n    == f(z)",
+        "assert (\n   a == b\n)\n      ^^^^",
+        "  assert a.b == 3  # note",
+        "assert ( a )",
+        "raise Foo()  \n",
+        "    assert x[ 0 ] == {1: 2}\n    ~~~~~~^^^^",
+    ],
+)
 def test_code_keys_agree(text: str) -> None:
     """The builder writes the keys and the loader normalises a traceback's line with one rule."""
     assert messages.code_key(text) == surface_index.code_key(text)
@@ -331,16 +377,33 @@ def test_parse_failures_are_reported(synthetic: tuple[dict[str, object], Surface
 
 def test_flags_per_era(synthetic: tuple[dict[str, object], SurfaceIndex]) -> None:
     _, index = synthetic
-    assert index.flags("0.1.0") == {"--tensor-parallel-size", "-tp", "--enforce-eager", "--enable-expert-parallel",
-                                    "--no-enable-expert-parallel"}
+    assert index.flags("0.1.0") == {
+        "--tensor-parallel-size",
+        "-tp",
+        "--enforce-eager",
+        "--enable-expert-parallel",
+        "--no-enable-expert-parallel",
+    }
     # dataclass fields: a bool field gets --no-x, an int field does not; the frontend loop adds every field
-    assert index.flags("0.2.0") == {"--tensor-parallel-size", "-tp", "--enable-expert-parallel",
-                                    "--no-enable-expert-parallel", "--host", "--allow-credentials",
-                                    "--no-allow-credentials"}
+    assert index.flags("0.2.0") == {
+        "--tensor-parallel-size",
+        "-tp",
+        "--enable-expert-parallel",
+        "--no-enable-expert-parallel",
+        "--host",
+        "--allow-credentials",
+        "--no-allow-credentials",
+    }
     # EnableDisableAction: --enable-x pairs with --disable-x, other booleans keep --no-x
-    assert index.flags("0.3.0") == {"--tensor-parallel-size", "-tp", "--enable-expert-parallel",
-                                    "--disable-expert-parallel", "--host", "--allow-credentials",
-                                    "--no-allow-credentials"}
+    assert index.flags("0.3.0") == {
+        "--tensor-parallel-size",
+        "-tp",
+        "--enable-expert-parallel",
+        "--disable-expert-parallel",
+        "--host",
+        "--allow-credentials",
+        "--no-allow-credentials",
+    }
     assert index.flags("0.2.5") == index.flags("0.2.0")  # the nearest release at or below
 
 
@@ -439,31 +502,38 @@ def test_max_model_len_pydantic_detail(index: SurfaceIndex) -> None:
     assert hit.values["max_model_len"] == "200000"
 
 
-@pytest.mark.parametrize("form", [
-    "{m}",
-    "ValueError: {m}",
-    "(EngineCore_DP0 pid=1) ERROR 11-30 19:41:07 [core.py:1] ValueError: {m}",
-    "Value error, {m} [type=value_error, input_value=ArgsKwargs((), {{}}), input_type=ArgsKwargs]",
-])
+@pytest.mark.parametrize(
+    "form",
+    [
+        "{m}",
+        "ValueError: {m}",
+        "(EngineCore_DP0 pid=1) ERROR 11-30 19:41:07 [core.py:1] ValueError: {m}",
+        "Value error, {m} [type=value_error, input_value=ArgsKwargs((), {{}}), input_type=ArgsKwargs]",
+    ],
+)
 def test_lookup_accepts_the_renderings(index: SurfaceIndex, form: str) -> None:
     hit = index.lookup(form.format(m=TP_HEADS))
     assert hit is not None and hit.entry.function == "ModelConfig.verify_with_parallel_config"
 
 
-@pytest.mark.parametrize("wrapped", [
-    TP_HEADS.replace("by tensor", "by\ntensor"),  # wrapped at a space
-    TP_HEADS.replace("by tensor", "by\n   tensor"),
-    TP_HEADS.replace("parallel size", "paral\nlel size"),  # a word split by the terminal
-    TP_HEADS.replace("divisible by ", "divisible by\n"),  # the space lost at the join
-])
+@pytest.mark.parametrize(
+    "wrapped",
+    [
+        TP_HEADS.replace("by tensor", "by\ntensor"),  # wrapped at a space
+        TP_HEADS.replace("by tensor", "by\n   tensor"),
+        TP_HEADS.replace("parallel size", "paral\nlel size"),  # a word split by the terminal
+        TP_HEADS.replace("divisible by ", "divisible by\n"),  # the space lost at the join
+    ],
+)
 def test_lookup_tolerates_hard_wraps(index: SurfaceIndex, wrapped: str) -> None:
     hit = index.lookup(wrapped)
     assert hit is not None and hit.values["tensor_parallel_size"] == "3"
 
 
 def test_removed_message_history(index: SurfaceIndex) -> None:
-    hit = index.lookup("Too large swap space. 60.00 GiB out of the 62.00 GiB total CPU memory is allocated "
-                       "for the swap space.")
+    hit = index.lookup(
+        "Too large swap space. 60.00 GiB out of the 62.00 GiB total CPU memory is allocated for the swap space."
+    )
     assert hit is not None
     assert hit.entry.versions[-1] == "0.17.1"
     assert index.history(hit.entry).endswith("removed in 0.18: upgrading avoids it")
@@ -540,8 +610,11 @@ def test_lookup_code_finds_a_bare_assert_of_the_newest_release(index: SurfaceInd
     hit = index.lookup_code(shown, "0.33.0", "AssertionError")
     assert hit is not None and hit.values == {}
     entry = hit.entry
-    assert (entry.kind, entry.exception, entry.template) == ("assert-bare", "AssertionError",
-                                                             "assert self.total_num_kv_heads % tp_size == 0")
+    assert (entry.kind, entry.exception, entry.template) == (
+        "assert-bare",
+        "AssertionError",
+        "assert self.total_num_kv_heads % tp_size == 0",
+    )
     assert entry.function.endswith("Attention.__init__") and entry.file.startswith("vllm/model")
     assert entry.condition == "self.total_num_kv_heads >= tp_size and not (self.total_num_kv_heads % tp_size == 0)"
     assert entry.versions[0] == "0.4.3" and entry.versions[-1] == "0.33.0"
@@ -573,22 +646,45 @@ def test_lookup_code_prefers_the_release(index: SurfaceIndex) -> None:
     assert new.entry.statement is not None and '"mxfp8"' in new.entry.statement
 
 
-@pytest.mark.parametrize("line", [
-    "hidden_states = self.mlp(hidden_states)",
-    "return self.model(input_ids, positions, intermediate_tensors, inputs_embeds)",
-    "output = self.model_executor.execute_model(scheduler_output)",
-    "self.model_executor.determine_available_memory()",
-    "raise NotImplementedError",  # the same in hundreds of places
-    'raise ValueError(f"Unsupported {x}")',
-    "return EngineDeadError()",
-    "assert x",
-    "assert out is not None",
-    "assert (",
-    "AssertionError",
-    "Traceback (most recent call last):",
-    '  File "/usr/lib/python3.12/site-packages/vllm/config/model.py", line 1560, in verify_with_parallel_config',
-    "",
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "hidden_states = self.mlp(hidden_states)",
+        "return self.model(input_ids, positions, intermediate_tensors, inputs_embeds)",
+        "output = self.model_executor.execute_model(scheduler_output)",
+        "self.model_executor.determine_available_memory()",
+        "raise NotImplementedError",  # the same in hundreds of places
+        'raise ValueError(f"Unsupported {x}")',
+        "return EngineDeadError()",
+        "assert x",
+        "assert out is not None",
+        "assert (",
+        "AssertionError",
+        "Traceback (most recent call last):",
+        '  File "/usr/lib/python3.12/site-packages/vllm/config/model.py", line 1560, in verify_with_parallel_config',
+        "",
+    ],
+)
 def test_lookup_code_ignores_other_lines(index: SurfaceIndex, line: str) -> None:
     hit = index.lookup_code(line, "0.33.0")
     assert hit is None, f"{line!r} matched {hit.entry.template!r}"
+
+
+def test_the_packaged_index_keys_are_the_ones_its_templates_give() -> None:
+    # The keys and postings are written by build_index.py so a load parses no template; they must be what
+    # lookup_keys() picks from the entries themselves, or a lookup misses entries silently.
+    packaged = resources.files("logdoctor.surface").joinpath(surface_index.DATA_FILE).read_bytes()
+    data = json.loads(gzip.decompress(packaged))
+    entries = data["entries"]
+    for raw, (keys, literal) in zip(entries, surface_index.lookup_keys(entries), strict=True):
+        assert raw.get("ky", []) == keys and raw["lc"] == literal, raw["i"]
+    by_key, by_code = surface_index.postings(entries)
+    assert data["postings"] == by_key and data["code"] == by_code
+
+
+def test_a_synthetic_build_is_found_through_its_stored_keys(synthetic: tuple[dict[str, object], SurfaceIndex]) -> None:
+    document, index = synthetic
+    entries = document["entries"]
+    assert isinstance(entries, list) and all("lc" in raw for raw in entries)
+    assert all(raw.get("ky") or raw["k"] == messages.BARE for raw in entries)
+    assert all(index.entry(str(raw["i"])) is not None for raw in entries)

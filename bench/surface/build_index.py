@@ -1,4 +1,4 @@
-"""Build logdoctor's index of vLLM's error surface from the released sources (stdlib only).
+"""Build logdoctor's index of vLLM's error surface from the released sources (stdlib and logdoctor.surface).
 
     python3 bench/surface/build_index.py --src /work/vllm-src --out logdoctor/surface/vllm-surface.json.gz
 
@@ -20,10 +20,12 @@ other than builtins, keywords and self) is dropped and counted.
 
 Output: gzip JSON, deterministic (sorted, compact, gzip mtime 0), read by logdoctor/surface:
 
-    {"format": 1,
+    {"format": 2,
      "versions": ["0.4.3", ...],                 # sorted by version
      "flags": {"0.33.0": ["--block-size", ...]},  # visible `vllm serve` option strings per release
      "stats": {...},                              # what the builder counted (summary numbers)
+     "postings": {"bigram": [entry index, ...]},  # each message entry under its rarest key ("ky"[0])
+     "code": {"source": [entry index, ...]},      # each assert-bare entry under its "ks"
      "entries": [{
         "i": id (10 hex digits of sha1(kind, class, template with values unnamed)),
         "k": kind: raise | assert | log | argparse | exit | assert-bare,
@@ -38,9 +40,12 @@ Output: gzip JSON, deterministic (sorted, compact, gzip mtime 0), read by logdoc
         "a": area, "s": 1 if it runs at server start-up, 0 for request handling,
         "r": ids of the same message's wording in older / newer releases (omitted if none),
         "an": one or two literal fragments (>= 12 chars where possible) every rendering contains,
+        "ky": the lookup keys: the entry's rarest literal bigrams over the whole index, rarest first
+              (logdoctor.surface.index.lookup_keys; omitted for assert-bare),
+        "lc": how many fixed, non-space characters its template has,
         assert-bare only:
         "st": the whole statement, normalized (omitted when it is "t" normalized),
-        "ks": the normalized source texts a traceback's code line can be for it (omitted when only the statement),
+        "ks": the normalized source texts a traceback's code line can be for it (at least the statement),
         "m": how many files of the newest release that has it hold the statement (omitted if one)
      }]}
 """
@@ -69,8 +74,9 @@ if __package__ in (None, ""):  # run as a script: make `bench.surface` importabl
 
 from bench.surface.messages import BARE, Extractor, Site, _Slot, code_key, has_literal, render  # noqa: E402
 from bench.surface.serve_flags import ClassInfo, collect_classes, serve_flags  # noqa: E402
+from logdoctor.surface.index import lookup_keys, postings  # noqa: E402
 
-FORMAT = 1
+FORMAT = 2  # logdoctor/surface/index.py reads this format
 MIN_LITERAL_CHARS = 12  # a template with less literal text than this recognises nothing
 MIN_LITERAL_WORDS = 2
 MAX_CONDITION = 400  # characters of guard text kept per entry
@@ -533,9 +539,18 @@ def build(src: Path, argspecs: Path | None = None, log: bool = True,
         raise SystemExit(f"id collision: {[i for i, n in ids.items() if n > 1]}")
     link_variants(ordered)
     records = [to_json(e, releases) for e in ordered]
+    for record, (keys, literal) in zip(records, lookup_keys(records), strict=True):
+        if keys:
+            record["ky"] = keys
+        record["lc"] = literal
+        if record["k"] == BARE and "ks" not in record:  # written out, so a load normalises no source
+            record["ks"] = [record.get("st") or code_key(str(record["t"]))]
     stats = summary_stats(releases, records, dropped, dropped_code)
+    by_key, by_code = postings(records)
     document: dict[str, object] = {
         "format": FORMAT,
+        "postings": by_key,
+        "code": by_code,
         "versions": [r.version for r in releases],
         "flags": {r.version: sorted(r.flags) for r in releases},
         "stats": stats,

@@ -18,7 +18,7 @@ from logdoctor.surface import template as tpl
 from logdoctor.versions import parse_version
 
 DATA_FILE = "vllm-surface.json.gz"
-FORMAT = 1
+FORMAT = 2  # 2: lookup keys and literal counts stored per entry
 # Below this many fixed characters a template matches only a whole message (from its start or after a
 # prefix's `:`/`]`, to its end): "{x} is not supported" must not fire inside an unrelated sentence.
 STRONG_LITERAL = 30
@@ -58,37 +58,26 @@ class SurfaceHit:
     score: float  # share of the matched text that is the template's fixed text (0..1]
 
 
-@dataclass(frozen=True, slots=True)
-class _Compiled:
-    pieces: tuple[tpl.Piece, ...]
-    literal: int
-    keys: tuple[str, ...]
-    anchored: bool  # a weak template: must cover the message to its end
-
-
 class SurfaceIndex:
     """Lookups of vLLM messages: an inverted index of rare literal bigrams finds the few entries a text
-    could be, a compiled regex of each template confirms one."""
+    could be, a compiled regex of each template confirms one.
+
+    Loading is what every failing launch pays, so it does the least: the lookup keys and the postings were
+    made when the index was built (`lookup_keys`, `postings`), and an entry is turned into a SurfaceEntry, and
+    its template parsed and compiled, only when a lookup reaches it."""
 
     def __init__(self, data: dict[str, Any]) -> None:
         if data.get("format") != FORMAT:
             raise ValueError(f"surface index format {data.get('format')!r}, expected {FORMAT}")
         self.versions: tuple[str, ...] = tuple(data["versions"])
         self._flags = {v: frozenset(f) for v, f in data["flags"].items()}
-        self._anchors = [tuple(raw.get("an", ())) for raw in data["entries"]]
-        self._entries = [self._entry(raw) for raw in data["entries"]]
-        self._by_id = {e.id: i for i, e in enumerate(self._entries)}
-        self._compiled: list[_Compiled] = []
-        self._postings: dict[str, list[int]] = {}
+        self._raw: list[dict[str, Any]] = data["entries"]
+        self._made: list[SurfaceEntry | None] = [None] * len(self._raw)
+        self._pieces: dict[int, tuple[tpl.Piece, ...]] = {}
+        self._ids: dict[str, int] | None = None
         self._regexes: dict[int, regex.Pattern[str]] = {}
-        self._code: dict[str, list[int]] = {}  # normalised source -> assert-bare entries
-        self._build_keys()
-        for index, raw in enumerate(data["entries"]):
-            if raw["k"] == BARE:
-                for key in raw.get("ks") or [raw.get("st") or code_key(raw["t"])]:
-                    self._code.setdefault(key, []).append(index)
-        order = {v: i for i, v in enumerate(self.versions)}
-        self._newest = [max((order[v] for v in e.versions), default=-1) for e in self._entries]
+        self._postings: dict[str, list[int]] = data["postings"]  # rarest key -> the entries it is the first of
+        self._code: dict[str, list[int]] = data["code"]  # normalised source -> assert-bare entries
 
     # -- loading -----------------------------------------------------------------------------------
 
@@ -101,14 +90,18 @@ class SurfaceIndex:
             raw = Path(path).read_bytes()
         return cls(json.loads(gzip.decompress(raw)))
 
-    def _entry(self, raw: dict[str, Any]) -> SurfaceEntry:
-        return SurfaceEntry(
-            id=raw["i"], kind=raw["k"], exception=raw.get("x"), template=raw["t"], file=raw["f"],
-            function=raw["fn"], line=raw["l"], condition=raw.get("c"), flags=tuple(raw.get("g", ())),
-            env_vars=tuple(raw.get("n", ())), versions=self._expand(raw["v"]), area=raw["a"],
-            startup=bool(raw["s"]), variants=tuple(raw.get("r", ())), statement=raw.get("st"),
-            files=raw.get("m", 1),
-        )
+    def _entry(self, index: int) -> SurfaceEntry:
+        made = self._made[index]
+        if made is None:
+            raw = self._raw[index]
+            made = self._made[index] = SurfaceEntry(
+                id=raw["i"], kind=raw["k"], exception=raw.get("x"), template=raw["t"], file=raw["f"],
+                function=raw["fn"], line=raw["l"], condition=raw.get("c"), flags=tuple(raw.get("g", ())),
+                env_vars=tuple(raw.get("n", ())), versions=self._expand(raw["v"]), area=raw["a"],
+                startup=bool(raw["s"]), variants=tuple(raw.get("r", ())), statement=raw.get("st"),
+                files=raw.get("m", 1),
+            )
+        return made
 
     def _expand(self, spec: str) -> tuple[str, ...]:
         """"3-5,9" -> the releases at those indices."""
@@ -118,34 +111,28 @@ class SurfaceIndex:
             out += self.versions[int(start): int(end or start) + 1]
         return tuple(out)
 
-    def _build_keys(self) -> None:
-        """Pick each entry's rarest bigrams (words when it has no bigram) and post it under the rarest.
-        A bare statement is source code, not a message: it is found by `lookup_code` only."""
-        code = [e.kind == BARE for e in self._entries]
-        parsed = [(tpl.Piece(e.template),) if bare else tpl.parse(e.template)
-                  for e, bare in zip(self._entries, code, strict=True)]
-        grams = [((), ()) if bare else tpl.template_keys(p) for p, bare in zip(parsed, code, strict=True)]
-        frequency: dict[str, int] = {}
-        for bigrams, unigrams in grams:
-            for key in set(bigrams) | set(unigrams):
-                frequency[key] = frequency.get(key, 0) + 1
-        for index, (pieces, (bigrams, unigrams)) in enumerate(zip(parsed, grams, strict=True)):
-            pool = sorted(set(bigrams) or {u for u in unigrams if len(u) >= 4} or set(unigrams),
-                          key=lambda k: (frequency[k], k))
-            keys = tuple(pool[:KEYS_PER_ENTRY])
-            literal = tpl.literal_chars(pieces)
-            self._compiled.append(_Compiled(pieces, literal, keys, literal < STRONG_LITERAL))
-            if keys:
-                self._postings.setdefault(keys[0], []).append(index)
+    def _newest(self, index: int) -> int:
+        """The index of the newest release that has the entry."""
+        return max(int(run.rpartition("-")[2]) for run in self._raw[index]["v"].split(","))
+
+    def _parsed(self, index: int) -> tuple[tpl.Piece, ...]:
+        pieces = self._pieces.get(index)
+        if pieces is None:
+            pieces = self._pieces[index] = tpl.parse(self._raw[index]["t"])
+        return pieces
+
+    def _anchored(self, index: int) -> bool:
+        """A weak template (little fixed text) must cover the message to its end."""
+        return int(self._raw[index].get("lc", 0)) < STRONG_LITERAL
 
     # -- lookups -----------------------------------------------------------------------------------
 
     def entries(self) -> Sequence[SurfaceEntry]:
-        return tuple(self._entries)
+        return tuple(self._entry(i) for i in range(len(self._raw)))
 
     def entry(self, id: str) -> SurfaceEntry | None:
-        index = self._by_id.get(id)
-        return self._entries[index] if index is not None else None
+        index = self._index_of(id)
+        return self._entry(index) if index is not None else None
 
     def candidates_present(self, text: str) -> bool:
         """Could `text` hold an indexed message? (it holds the rarest key of at least one entry)"""
@@ -177,7 +164,7 @@ class SurfaceIndex:
             agrees = int(wanted is not None and entry.exception is not None and _last_part(entry.exception) == wanted)
             present = int(release is not None and release in entry.versions)
             empty = sum(1 for v in hit.values.values() if not v)  # "Tool call {id} has" matching "Tool call has"
-            ranked.append(((-self._compiled[index].literal, -agrees, -present, empty), entry.id, hit))
+            ranked.append(((-int(self._raw[index].get("lc", 0)), -agrees, -present, empty), entry.id, hit))
         ranked.sort(key=lambda item: (item[0], item[1]))
         return [hit for _, _, hit in ranked]
 
@@ -202,19 +189,25 @@ class SurfaceIndex:
                 return None
         if exc_type is not None:
             wanted = _last_part(exc_type)
-            found = [i for i in found if _last_part(self._entries[i].exception or "") == wanted]
+            found = [i for i in found if _last_part(self._entry(i).exception or "") == wanted]
             if not found:
                 return None
         release = self._release_at(version) if version else None
-        entries = self._entries
-        best = min(found, key=lambda i: (release is not None and release not in entries[i].versions,
-                                         key != (entries[i].statement or code_key(entries[i].template)),
-                                         -self._newest[i], entries[i].id))
-        return SurfaceHit(self._entries[best], {}, 1.0)
+        entry = self._entry
+        best = min(found, key=lambda i: (release is not None and release not in entry(i).versions,
+                                         key != (entry(i).statement or code_key(entry(i).template)),
+                                         -self._newest(i), entry(i).id))
+        return SurfaceHit(entry(best), {}, 1.0)
 
     def literal_chars(self, entry: SurfaceEntry) -> int:
         """How many fixed, non-space characters the entry's template has (what a hit covers)."""
-        return self._compiled[self._by_id[entry.id]].literal
+        index = self._index_of(entry.id)
+        return int(self._raw[index].get("lc", 0)) if index is not None else 0
+
+    def _index_of(self, id: str) -> int | None:
+        if self._ids is None:
+            self._ids = {raw["i"]: i for i, raw in enumerate(self._raw)}
+        return self._ids.get(id)
 
     def _grams(self, message: tpl.Message) -> set[str]:
         grams = tpl.ngrams(tpl.words(message.joined))
@@ -226,27 +219,26 @@ class SurfaceIndex:
         found: list[int] = []
         for key in grams:
             for index in self._postings.get(key, ()):
-                if all(k in grams for k in self._compiled[index].keys):
+                if all(k in grams for k in self._raw[index]["ky"]):
                     found.append(index)
         return found
 
     def _regex(self, index: int) -> regex.Pattern[str]:
         pattern = self._regexes.get(index)
         if pattern is None:
-            compiled = self._compiled[index]
-            pattern = self._regexes[index] = tpl.compile_template(compiled.pieces, whole=compiled.anchored)
+            pattern = self._regexes[index] = tpl.compile_template(self._parsed(index), whole=self._anchored(index))
         return pattern
 
     def _confirm(self, index: int, message: tpl.Message) -> SurfaceHit | None:
-        compiled = self._compiled[index]
+        anchored, literal = self._anchored(index), int(self._raw[index].get("lc", 0))
         texts = (message.joined,) if message.spaced == message.joined else (message.joined, message.spaced)
         for text in texts:
             try:  # the patterns' budget: a length, with a hang guard (library/matcher.py)
                 for match in self._regex(index).finditer(text, 0, MAX_SEARCH_CHARS, timeout=HANG_SECONDS):
-                    if _fits(match, compiled):
+                    if not anchored or _fits(match):
                         span = max(1, len(match.group(0).replace(" ", "")))
                         values = {k: v for k, v in match.groupdict().items() if v is not None}
-                        return SurfaceHit(self._entries[index], values, min(1.0, compiled.literal / span))
+                        return SurfaceHit(self._entry(index), values, min(1.0, literal / span))
             except TimeoutError:
                 continue
         return None
@@ -302,7 +294,44 @@ class SurfaceIndex:
     def anchors(self) -> list[str]:
         """Literal fragments for a multi-literal prefilter: each entry's one or two longest fixed pieces
         (12 characters or more where it has them), which every rendering of it contains."""
-        return sorted({a for group in self._anchors for a in group})
+        return sorted({a for raw in self._raw for a in raw.get("an", ())})
+
+
+def lookup_keys(entries: Sequence[dict[str, Any]]) -> list[tuple[list[str], int]]:
+    """For each raw entry, the keys it is indexed by and the fixed characters of its template ("ky",
+    "lc" in the data file): its KEYS_PER_ENTRY rarest bigrams across all entries (words when it has no
+    bigram), rarest first; the first is its posting, the others pre-check a candidate. Chosen when the
+    index is built (bench/surface/build_index.py), so a load does not parse 20,000 templates. A bare
+    statement is source code, not a message: it gets no keys (`lookup_code` finds it)."""
+    parsed = [None if raw["k"] == BARE else tpl.parse(raw["t"]) for raw in entries]
+    grams = [((), ()) if pieces is None else tpl.template_keys(pieces) for pieces in parsed]
+    frequency: dict[str, int] = {}
+    for bigrams, unigrams in grams:
+        for key in set(bigrams) | set(unigrams):
+            frequency[key] = frequency.get(key, 0) + 1
+    out: list[tuple[list[str], int]] = []
+    for raw, pieces, (bigrams, unigrams) in zip(entries, parsed, grams, strict=True):
+        if pieces is None:
+            out.append(([], tpl.literal_chars((tpl.Piece(raw["t"]),))))
+            continue
+        pool = sorted(set(bigrams) or {u for u in unigrams if len(u) >= 4} or set(unigrams),
+                      key=lambda k: (frequency[k], k))
+        out.append((pool[:KEYS_PER_ENTRY], tpl.literal_chars(pieces)))
+    return out
+
+
+def postings(entries: Sequence[dict[str, Any]]) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
+    """The index's two maps over raw entries that carry their keys ("ky", "ks"): each entry under its
+    rarest bigram, and each assert-bare entry under the source texts a traceback can print for it."""
+    by_key: dict[str, list[int]] = {}
+    by_code: dict[str, list[int]] = {}
+    for index, raw in enumerate(entries):
+        if raw["k"] == BARE:
+            for key in raw["ks"]:
+                by_code.setdefault(key, []).append(index)
+        elif raw.get("ky"):
+            by_key.setdefault(raw["ky"][0], []).append(index)
+    return by_key, by_code
 
 
 def code_key(text: str) -> str:
@@ -314,11 +343,9 @@ def code_key(text: str) -> str:
     return _BRACKET_SPACE.sub(r"\1\2", " ".join(" ".join(lines).split()))
 
 
-def _fits(match: regex.Match[str], compiled: _Compiled) -> bool:
+def _fits(match: regex.Match[str]) -> bool:
     """A weak template's values must look like values, not prose: "Failed to load {x}" is not "Failed
     to load the model". (Where a match may start and end is in the regex itself.)"""
-    if not compiled.anchored:
-        return True
     return not any(" " in v and not _VALUE_LIKE.search(v) for v in match.groupdict().values() if v)
 
 
