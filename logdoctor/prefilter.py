@@ -35,6 +35,7 @@ import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -70,6 +71,10 @@ _LOGGER_HEADER = re.compile(
 )
 _EVENT_LEVEL_NAMES = (*assemble.EVENT_LEVELS, "WARN")
 _QUIET_LEVEL_NAMES = ("DEBUG", "INFO")
+# A message-start regex whose every required literal is at least this long is searched for by its literals
+# (step 2 checks the start); one with a shorter literal (`Error` of any `FooError: ...`) would send too many
+# lines to step 2, so it is searched as itself behind CONTEXT.
+MESSAGE_LITERAL = 8
 # A plain (uncoloured) vLLM INFO/DEBUG record, as bytes: `(APIServer pid=1) INFO 11-30 10:00:00 [x.py:1] `.
 _QUIET_RECORD = re.compile(
     grammar.within_line(
@@ -96,18 +101,29 @@ class NoPrefilter(Exception):
 # other triggers look for. In a plain file that holds some (a log pasted together from several sources)
 # every one of them is read: the framer decodes each and joins split pieces.
 CONTAINER_LINES = (r'^\{"', r"^\d{4}-\d\d-\d\dT\S+ (?:stdout|stderr) [PF] ")
+# A carriage return inside a line (a progress bar redrawn): the line reads as its last segment, which a
+# quiet record's prefix says nothing about, so the line is read whatever it starts with.
+REDRAWN_LINE = r"\r[^\n]"
 
 
 def triggers_for(library: Library) -> list[Trigger]:
     triggers = [Trigger(CONTEXT + "(?:WARN|ERROR|CRITICAL)", False, "level", "levels that open an event")]
     triggers += [Trigger(regex, False, None, "container runtime lines") for regex in CONTAINER_LINES]
+    triggers.append(Trigger(REDRAWN_LINE, False, None, "a line redrawn by a carriage return"))
     at_start = (
         *assemble.opening_messages(library.exception_names),
         *tracker.MATCHED_AT_START,
         *header.FACT_STARTS,
     )
     for regex in at_start:
-        if regex.isascii():
+        found = required_literals(regex)
+        texts = [t for t in found.texts if "\n" not in t] if found else []
+        if texts and min(len(t) for t in texts) >= MESSAGE_LITERAL:
+            # Its literals, confirmed at the message's start in step 2: Hyperscan finds literals at memory
+            # speed, while a regex whose literal sits behind a variable part (`python[\d.]* -m vllm...`)
+            # is run as an automaton over every byte (a third of the whole scan, for one trigger).
+            triggers += _literal_triggers(regex, "message", found)
+        elif regex.isascii():
             triggers.append(Trigger(CONTEXT + "(?:" + grammar.anonymous(regex) + ")", False, "message", regex))
         else:  # a byte-level engine cannot read `█` in a class: its literals, then step 2
             triggers += _literal_triggers(regex, "message")
@@ -149,8 +165,8 @@ class _Confirmation:
     """Step 2: on one hit line, the condition its trigger left open."""
 
     def __init__(self, message_starts: Sequence[str]) -> None:
-        self.starts = list(message_starts)
-        self._starts = re.compile("|".join(f"(?:{grammar.anonymous(r)})" for r in message_starts))
+        self.starts = list(dict.fromkeys(message_starts))  # a regex found by several literals is one start
+        self._starts = re.compile("|".join(f"(?:{grammar.anonymous(r)})" for r in self.starts))
 
     def __call__(self, kind: Confirm, raw: bytes) -> bool:
         if kind == "alone" and _QUIET_RECORD.match(raw) and b"\r" not in raw.rstrip(b"\r\n"):
@@ -172,14 +188,24 @@ class _Confirmation:
 
 
 class Prefilter:
-    """line_starts(buffer, start, end): offsets of the lines in buffer[start:end] a trigger fires on."""
+    """line_starts(buffer, start, end): offsets of the lines in buffer[start:end] a trigger fires on.
+
+    Most of a long log is quiet records (`(APIServer pid=1) INFO 11-30 ...`), and a logged prompt in one
+    holds trigger literals by the dozen, every one confirmed away in step 2 (a level or "alone" trigger
+    never fires on a quiet record). So the triggers are in two Hyperscan databases: the ones a quiet
+    record can satisfy (message starts, literals of patterns that read INFO, the tracker's, a redrawn
+    line) scan the whole buffer; the level and "alone" ones scan only the runs of lines that are not
+    quiet records (a run-finder in `re` steps from line to line at C speed), which in a normal log are
+    the warnings and tracebacks: a small part of the bytes and of the hits."""
 
     def __init__(self, triggers: list[Trigger]) -> None:
         import hyperscan
 
         self._confirm_kind = [t.confirm for t in triggers]
         self._confirmation = _Confirmation([t.source for t in triggers if t.confirm == "message"])
-        self._engine = _HyperscanEngine(_cached_database(hyperscan, triggers))
+        everywhere, unquiet = _split(triggers)
+        self._everywhere = _HyperscanEngine(_cached_database(hyperscan, triggers, everywhere))
+        self._unquiet = _HyperscanEngine(_cached_database(hyperscan, triggers, unquiet))
 
     @classmethod
     def for_library(cls, library: Library) -> Prefilter | None:
@@ -205,34 +231,53 @@ class Prefilter:
         return prefilter
 
     @classmethod
-    def _restored(cls, kinds: list[Confirm | None], starts: list[str], database: Any) -> Prefilter:
+    def _restored(cls, kinds: list[Confirm | None], starts: list[str], everywhere: Any, unquiet: Any) -> Prefilter:
         prefilter = cls.__new__(cls)
         prefilter._confirm_kind = kinds
         prefilter._confirmation = _Confirmation(starts)
-        prefilter._engine = _HyperscanEngine(database)
+        prefilter._everywhere = _HyperscanEngine(everywhere)
+        prefilter._unquiet = _HyperscanEngine(unquiet)
         return prefilter
 
+    def _hits(self, buffer: bytes, start: int, end: int) -> list[tuple[int, int]]:
+        """(trigger, absolute end) of every hit, in order of their ends."""
+        view = memoryview(buffer)
+        hits = [(t, start + e) for t, e in self._everywhere.matches(view[start:end])]
+        for a, b in _unquiet_runs(buffer, start, end):
+            hits += [(t, a + e) for t, e in self._unquiet.matches(view[a:b])]
+        hits.sort(key=itemgetter(1))
+        return hits
+
     def line_starts(self, buffer: bytes, start: int, end: int) -> list[int]:
+        # Hits come in clusters: a logged prompt can hold dozens of trigger literals, every one confirmed
+        # away by the same check of the same line. So the line of the last hit and what its checks found
+        # are kept, and a hit inside it costs two comparisons instead of a search and a check.
         starts: list[int] = []
-        accepted = -1
-        failed: set[tuple[int, Confirm]] = set()  # (line, condition) pairs already checked in vain
+        line = stop = -1  # the current line: buffer[line:stop], stop at its newline (or `end`)
+        accepted = False
+        checked: dict[Confirm, bool] = {}
         rfind, find = buffer.rfind, buffer.find
         kinds, confirm = self._confirm_kind, self._confirmation
-        for trigger, match_end in self._engine.matches(memoryview(buffer)[start:end]):
-            line = max(rfind(b"\n", start, start + max(match_end - 1, 0)) + 1, start)
-            if line == accepted:
+        for trigger, match_end in self._hits(buffer, start, end):
+            last = max(match_end - 1, start)  # the hit's last byte
+            if not line <= last < stop:
+                line = max(rfind(b"\n", start, last) + 1, start)
+                found = find(b"\n", line, end)
+                stop = found if found >= 0 else end
+                accepted = False
+                checked = {}
+            elif accepted:
                 continue
             kind = kinds[trigger]
             if kind is not None:
-                if (line, kind) in failed:
-                    continue
-                stop = find(b"\n", line, end)
-                if not confirm(kind, buffer[line : stop if stop >= 0 else end]):
-                    failed.add((line, kind))
+                ok = checked.get(kind)
+                if ok is None:
+                    ok = checked[kind] = confirm(kind, buffer[line:stop])
+                if not ok:
                     continue
             starts.append(line)
-            accepted = line
-        if any(a > b for a, b in zip(starts, starts[1:], strict=False)):
+            accepted = True
+        if any(a >= b for a, b in zip(starts, starts[1:], strict=False)):
             starts = sorted(set(starts))
         return starts
 
@@ -241,8 +286,8 @@ class _HyperscanEngine:
     def __init__(self, database: Any) -> None:
         import hyperscan
 
-        self._database = database
-        self._scratch = hyperscan.Scratch(database)
+        self._database = database  # None: no trigger (Hyperscan compiles no empty database)
+        self._scratch = hyperscan.Scratch(database) if database is not None else None
 
     def matches(self, data: memoryview) -> list[tuple[int, int]]:
         found: list[tuple[int, int]] = []
@@ -251,9 +296,55 @@ class _HyperscanEngine:
         def on_match(trigger: int, _start: int, end: int, _flags: int, _context: object) -> None:
             add((trigger, end))
 
-        if len(data):
+        if len(data) and self._database is not None:
             self._database.scan(data, match_event_handler=on_match, scratch=self._scratch)
         return found
+
+
+def _split(triggers: list[Trigger]) -> tuple[list[int], list[int]]:
+    """The triggers a quiet record can satisfy, and the others (level, "alone"), by index."""
+    unquiet = [i for i, t in enumerate(triggers) if t.confirm in ("level", "alone")]
+    chosen = set(unquiet)
+    return [i for i in range(len(triggers)) if i not in chosen], unquiet
+
+
+# A line that is a quiet record from its start: step 2's fast path, or uvicorn's access line at INFO
+# (`(APIServer pid=1) INFO:     10.0.0.1:5 - "POST ..."`, one per request), which step 2 confirms away
+# as a quiet record with a logger header. Then the newline before a line that is not one, or before one
+# that is: the run-finder's two searches, each led by a literal newline.
+_QUIET_AT = grammar.within_line(
+    f"(?:{grammar.anonymous(grammar.PROCESS.regex)} )?"
+    f"(?:(?:INFO|DEBUG) {grammar.anonymous(grammar.TIME.regex)}|(?:INFO|DEBUG):\\s+)"
+)
+_QUIET_LINE = re.compile(_QUIET_AT)
+_UNQUIET_NEXT = re.compile(b"\n(?!" + _QUIET_AT + b")")
+_QUIET_NEXT = re.compile(b"\n(?=" + _QUIET_AT + b")")
+# Runs of unquiet lines closer than this are scanned as one (the quiet lines between them then cost a
+# little scanning, where a Hyperscan call per short run would cost more).
+RUN_GAP = 4096
+
+
+def _unquiet_runs(buffer: bytes, start: int, end: int) -> list[tuple[int, int]]:
+    """[a, b) spans of buffer[start:end] covering every line that is not a quiet record."""
+    runs: list[tuple[int, int]] = []
+    at = start if not _QUIET_LINE.match(buffer, start, end) else None
+    while True:
+        if at is None:
+            found = _UNQUIET_NEXT.search(buffer, start, end)
+            if found is None:
+                return runs
+            at = found.start() + 1
+            if at >= end:
+                return runs
+        stop_match = _QUIET_NEXT.search(buffer, at, end)
+        stop = stop_match.start() + 1 if stop_match is not None else end
+        if runs and at - runs[-1][1] < RUN_GAP:
+            runs[-1] = (runs[-1][0], stop)
+        else:
+            runs.append((at, stop))
+        if stop >= end:
+            return runs
+        start, at = stop, None
 
 
 def _hyperscan_flags() -> int:
@@ -268,12 +359,15 @@ def _hyperscan_flags() -> int:
 _FLAGS = _hyperscan_flags()
 
 
-def _cached_database(hyperscan: Any, triggers: list[Trigger]) -> Any:
-    """Building the database takes a sixth of a second; loading a serialized one, microseconds. It is kept
-    in logdoctor's cache (cache.py), keyed by the expressions and Hyperscan's version."""
-    expressions = [t.regex.encode() for t in triggers]
-    flags = [_FLAGS | hyperscan.HS_FLAG_CASELESS if t.caseless else _FLAGS for t in triggers]
-    path = cache.path_for("prefilter", cache.key_of(hyperscan.__version__, expressions, flags), ".hsdb")
+def _cached_database(hyperscan: Any, triggers: list[Trigger], ids: list[int]) -> Any:
+    """Building a database takes a sixth of a second; loading a serialized one, microseconds. It is kept
+    in logdoctor's cache (cache.py), keyed by the expressions and Hyperscan's version. A trigger's id is
+    its index in `triggers`, whichever database holds it."""
+    if not ids:
+        return None
+    expressions = [triggers[i].regex.encode() for i in ids]
+    flags = [_FLAGS | hyperscan.HS_FLAG_CASELESS if triggers[i].caseless else _FLAGS for i in ids]
+    path = cache.path_for("prefilter", cache.key_of(hyperscan.__version__, expressions, flags, ids), ".hsdb")
     stored = cache.read(path)
     if stored is not None:
         try:
@@ -281,7 +375,7 @@ def _cached_database(hyperscan: Any, triggers: list[Trigger]) -> Any:
         except Exception:  # noqa: BLE001 - any failure to load means: build it
             pass
     database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-    database.compile(expressions=expressions, ids=list(range(len(expressions))), flags=flags)
+    database.compile(expressions=expressions, ids=ids, flags=flags)
     cache.write(path, hyperscan.dumpb(database))
     return database
 
@@ -310,15 +404,31 @@ def _cached_plan(hyperscan: Any, library: Library) -> Prefilter | None:
     try:
         head, _, body = stored.partition(b"\n")
         plan = json.loads(head)
-        return Prefilter._restored(plan["kinds"], plan["starts"], hyperscan.loadb(body, hyperscan.HS_MODE_BLOCK))
+        split = plan["everywhere_bytes"]
+        everywhere = _loaded(hyperscan, body[:split])
+        unquiet = _loaded(hyperscan, body[split:])
+        return Prefilter._restored(plan["kinds"], plan["starts"], everywhere, unquiet)
     except Exception:  # noqa: BLE001 - a damaged plan means: build it
         return None
 
 
 def _save_plan(hyperscan: Any, library: Library, prefilter: Prefilter) -> None:
-    plan = {"kinds": prefilter._confirm_kind, "starts": prefilter._confirmation.starts}
-    data = json.dumps(plan).encode() + b"\n" + hyperscan.dumpb(prefilter._engine._database)
+    everywhere = _dumped(hyperscan, prefilter._everywhere._database)
+    plan = {
+        "kinds": prefilter._confirm_kind,
+        "starts": prefilter._confirmation.starts,
+        "everywhere_bytes": len(everywhere),
+    }
+    data = json.dumps(plan).encode() + b"\n" + everywhere + _dumped(hyperscan, prefilter._unquiet._database)
     cache.write(_plan_path(hyperscan, library), data)
+
+
+def _dumped(hyperscan: Any, database: Any) -> bytes:
+    return hyperscan.dumpb(database) if database is not None else b""
+
+
+def _loaded(hyperscan: Any, data: bytes) -> Any:
+    return hyperscan.loadb(data, hyperscan.HS_MODE_BLOCK) if data else None
 
 
 def hyperscan_available() -> bool:

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import random
+from pathlib import Path
+
 import pytest
 
 from logdoctor.doctor import Doctor
 from logdoctor.framing import Framer
 from logdoctor.library.matcher import Library
-from logdoctor.prefilter import Prefilter, hyperscan_available, triggers_for
+from logdoctor.prefilter import _QUIET_LINE, RUN_GAP, Prefilter, _unquiet_runs, hyperscan_available, triggers_for
 from logdoctor.sieve import Sieve
 
 pytestmark = pytest.mark.skipif(not hyperscan_available(), reason="the prefilter needs Hyperscan")
 
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 EXTENSION_WARNING = b"Failed to import from vllm._C: ModuleNotFoundError(\"No module named 'vllm._C'\")"
 
 
@@ -53,3 +57,93 @@ def test_a_crlf_record_is_still_quiet(prefilter: Prefilter) -> None:
 def test_the_same_error_outside_a_quiet_record_is_a_candidate(prefilter: Prefilter) -> None:
     data = b"noise\n" + EXTENSION_WARNING + b"\nmore noise\n"
     assert prefilter.line_starts(data, 0, len(data)) == [len(b"noise\n")]
+
+
+# --- the two databases: the level and "alone" triggers read only lines that are not quiet records ------
+
+QUIET_LINES = [
+    b"(APIServer pid=1) INFO 12-01 17:12:16 [startup.py:38] Started server process",
+    b"(APIServer pid=1) DEBUG 12-01 17:12:16 [request_logger.py:40] Request chatcmpl-1: prompt: "
+    b"'Why does KeyError: 0 and torch.OutOfMemoryError: CUDA out of memory happen? Traceback "
+    b'(most recent call last):  File "x.py", line 3, in f\'',
+    b'(APIServer pid=1) INFO:     10.0.0.1:5000 - "POST /v1/chat/completions HTTP/1.1" 200 OK',
+    b"INFO 12-01 17:12:16 [loggers.py:1] Engine 000: Avg prompt throughput: 1.0 tokens/s",
+    b'INFO:     10.0.0.1:5000 - "GET /health HTTP/1.1" 200 OK',
+]
+LOUD_LINES = [
+    b"(APIServer pid=1) WARNING 12-01 17:12:16 [serving.py:9] max_tokens 9 is too large",
+    b"(EngineCore_DP0 pid=2) ERROR 12-01 17:12:16 [core.py:1] EngineCore failed to start.",
+    b"Traceback (most recent call last):",
+    b'  File "/usr/lib/python3.12/site-packages/vllm/engine.py", line 10, in run',
+    b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
+    b"(APIServer pid=1) INFO 12-01 17:12:16 [startup.py:38] \r" + EXTENSION_WARNING,
+    b"(Worker pid=3) " + EXTENSION_WARNING,
+    b"(x) INFO 12-01 17:12:16 [a.py:1] no pid in the prefix, so not a quiet record: " + EXTENSION_WARNING,
+    b"INFO 12-01 not a time " + EXTENSION_WARNING,
+    b"",
+]
+
+
+class _EveryByte(Prefilter):
+    """The same triggers, both databases scanning every byte: what the run-finder must not change."""
+
+    def _hits(self, buffer: bytes, start: int, end: int) -> list[tuple[int, int]]:
+        view = memoryview(buffer)
+        hits = [(t, start + e) for t, e in self._everywhere.matches(view[start:end])]
+        hits += [(t, start + e) for t, e in self._unquiet.matches(view[start:end])]
+        return sorted(hits, key=lambda hit: hit[1])
+
+
+@pytest.fixture(scope="module")
+def every_byte(library: Library) -> Prefilter:
+    return _EveryByte(triggers_for(library))
+
+
+def _mixes() -> list[bytes]:
+    rng = random.Random(7)
+    shapes = QUIET_LINES * 8 + LOUD_LINES
+    mixes = []
+    for size in (1, 2, 5, 40, 400):
+        for ending in (b"\n", b"\r\n"):
+            lines = [rng.choice(shapes) for _ in range(size)]
+            mixes.append(ending.join(lines) + ending)
+    mixes.append(b"\n".join(QUIET_LINES * 50) + b"\n" + LOUD_LINES[1] + b"\n" + b"\n".join(QUIET_LINES * 50) + b"\n")
+    mixes.append(LOUD_LINES[4] + b"\n" + b"\n".join(QUIET_LINES * 200) + b"\n" + LOUD_LINES[4] + b"\n")
+    return mixes
+
+
+def test_the_run_finder_selects_the_same_lines_as_scanning_every_byte(
+    prefilter: Prefilter, every_byte: Prefilter
+) -> None:
+    for data in _mixes():
+        for start in (0, data.find(b"\n") + 1):
+            assert prefilter.line_starts(data, start, len(data)) == every_byte.line_starts(data, start, len(data))
+
+
+def test_the_run_finder_agrees_on_every_fixture(prefilter: Prefilter, every_byte: Prefilter) -> None:
+    for path in sorted(FIXTURES.rglob("*.log")):
+        data = path.read_bytes()
+        end = data.rfind(b"\n") + 1
+        assert prefilter.line_starts(data, 0, end) == every_byte.line_starts(data, 0, end), path.name
+
+
+def test_unquiet_runs_cover_every_line_that_is_not_a_quiet_record() -> None:
+    for data in _mixes():
+        runs = _unquiet_runs(data, 0, len(data))
+        assert runs == sorted(runs) and all(a < b for a, b in runs)
+        assert all(b1 < a2 for (_, b1), (a2, _) in zip(runs, runs[1:], strict=False))
+        at = 0
+        for line in data.split(b"\n")[:-1]:
+            if not _QUIET_LINE.match(line):
+                assert any(a <= at and at + len(line) <= b for a, b in runs), line
+            at += len(line) + 1
+
+
+def test_quiet_runs_far_apart_are_scanned_apart() -> None:
+    quiet = b"\n".join(QUIET_LINES) + b"\n"
+    gap = quiet * (RUN_GAP // len(quiet) + 1)
+    data = LOUD_LINES[0] + b"\n" + gap + LOUD_LINES[1] + b"\n"
+    runs = _unquiet_runs(data, 0, len(data))
+    assert [data[a:b] for a, b in runs] == [LOUD_LINES[0] + b"\n", LOUD_LINES[1] + b"\n"]
+    close = LOUD_LINES[0] + b"\n" + quiet + LOUD_LINES[1] + b"\n"
+    assert _unquiet_runs(close, 0, len(close)) == [(0, len(close))]
