@@ -4,10 +4,11 @@ command that meets them all. Used by `logdoctor check` (a command line) and by d
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from logdoctor.launch.argspec import load_spec
 from logdoctor.launch.cmdline import render_command
-from logdoctor.launch.config import RULE_ARGUMENTS, LaunchConfig, Origin
+from logdoctor.launch.config import RULE_ARGUMENTS, LaunchConfig, Origin, Setting
 from logdoctor.library.constraints import active, check_set, choose_fix, derive, plan_fix, sets_for
 from logdoctor.library.rules import ConstraintSet
 from logdoctor.model import ConstraintResult
@@ -28,12 +29,21 @@ class Audit:
 
 def fill_defaults(config: LaunchConfig, version: str | None, why: str) -> None:
     """Arguments nobody set are at vLLM's default for the running version (from its own parser)."""
+    for dest, setting in _defaults(version, why):
+        config.use_default(dest, setting)
+
+
+@lru_cache(maxsize=64)
+def _defaults(version: str | None, why: str) -> tuple[tuple[str, Setting], ...]:
+    """The default Settings of a version, made once: every finding of a launch fills them (a Setting is
+    frozen, so configs share them)."""
     spec = load_spec(version)
-    label = f"vLLM {spec.vllm_version} default ({why})"
-    for dest in RULE_ARGUMENTS:
-        arg = spec.by_dest.get(dest)
-        if arg is not None:
-            config.set_default(dest, arg.default, Origin(kind="default", where=label))
+    origin = Origin(kind="default", where=f"vLLM {spec.vllm_version} default ({why})")
+    return tuple(
+        (dest, Setting(value=arg.default, origin=origin))
+        for dest in RULE_ARGUMENTS
+        if (arg := spec.by_dest.get(dest)) is not None
+    )
 
 
 def set_label(cset: ConstraintSet) -> str:

@@ -15,6 +15,7 @@ _RELEASE = re.compile(r"v?(\d+(?:\.\d+)*)")
 _CLAUSE = re.compile(r"\s*(>=|<=|==|!=|>|<)\s*(\d+(?:\.\d+)*)(?:\.?(?:post|rc|dev|a|b)\d+)*(\.\*)?\s*")
 
 
+@lru_cache(maxsize=1024)  # a log names a handful of versions, asked about once per finding and rule set
 def parse_version(text: str) -> Version | None:
     match = _RELEASE.match(text.strip())
     if not match:
@@ -50,6 +51,7 @@ def check_range(spec: str) -> None:
     _clauses(spec)
 
 
+@lru_cache(maxsize=4096)
 def in_range(version: str | Version, spec: str) -> bool:
     v = parse_version(version) if isinstance(version, str) else version
     if v is None:

@@ -111,9 +111,12 @@ class LaunchConfig(BaseModel):
 
     def set_default(self, name: str, value: Any, origin: Origin) -> None:
         """Record vLLM's default; it is the value unless something more direct revealed one."""
-        self.defaults[name] = Setting(value=value, origin=origin)
+        self.use_default(name, Setting(value=value, origin=origin))
+
+    def use_default(self, name: str, setting: Setting) -> None:
+        self.defaults[name] = setting
         if name not in self.settings:
-            self.settings[name] = self.defaults[name]
+            self.settings[name] = setting
 
     def unset(self, name: str) -> None:
         if name.startswith("env."):
