@@ -50,6 +50,9 @@ class Doctor:
         self.assembler = Assembler(quiet, library.exception_names)
         self.launches = LaunchTracker()
         self.findings: list[Finding] = []
+        # The same findings by (source, launch): ranking and explanation links never cross a launch, so
+        # each new finding costs the size of its launch, not of everything the input held before it.
+        self._by_launch: dict[tuple[str, int], list[Finding]] = {}
         self.lines = 0
         self.internal_errors = 0
         self._seen: dict[tuple[object, ...], _Sightings] = {}
@@ -102,27 +105,29 @@ class Doctor:
         if not events and not self._amended and not self._withdrawn:
             return []  # most lines: nothing completed, nothing to amend (feed() runs this per line)
         new = self._new_findings(events)
-        if new or self._amended:
-            self._settle_primaries()
+        if new or self._amended or self._withdrawn:
+            self._settle_primaries({(f.source, f.launch) for f in (*new, *self._amended.values(), *self._withdrawn)})
         gone = {f.id for f in self._withdrawn}
         fresh = {f.id for f in new}
-        updates = [
-            f.model_copy(update={"kind": "update"}) for f in self._amended.values() if f.id not in fresh | gone
-        ]
+        updates = [f.model_copy(update={"kind": "update"}) for f in self._amended.values() if f.id not in fresh | gone]
         withdrawn = [f.model_copy(update={"kind": "withdrawn"}) for f in self._withdrawn]
         self._amended.clear()
         self._withdrawn.clear()
         return new + updates + withdrawn
 
-    def _settle_primaries(self) -> None:
-        """The root cause of each launch as report() would rank it now, so a stream that applies the
-        updates ends where a scan of the same input starts."""
-        before = {f.id: f.primary for f in self.findings}
-        rank(self.findings)
-        self._primary = {(f.source, f.launch): f for f in self.findings if f.primary}
-        for finding in self.findings:
-            if before.get(finding.id) != finding.primary:
-                self._amend(finding)
+    def _settle_primaries(self, launches: set[tuple[str, int]]) -> None:
+        """The root cause of each launch that changed, as report() would rank it now, so a stream that
+        applies the updates ends where a scan of the same input starts."""
+        for key in launches:
+            findings = self._by_launch.get(key, [])
+            before = {f.id: f.primary for f in findings}
+            rank(findings)
+            self._primary.pop(key, None)
+            for finding in findings:
+                if finding.primary:
+                    self._primary[key] = finding
+                if before.get(finding.id) != finding.primary:
+                    self._amend(finding)
 
     def _amend(self, finding: Finding) -> None:
         if finding.id:
@@ -172,6 +177,7 @@ class Doctor:
     def _store(self, finding: Finding) -> None:
         self._seen[dedupe_key(finding)] = _Sightings(finding, list(finding.evidence))
         self.findings.append(finding)
+        self._by_launch.setdefault((finding.source, finding.launch), []).append(finding)
         self._link_explanations(finding)
         self._mark_provisional_primary(finding)
 
@@ -186,8 +192,9 @@ class Doctor:
 
     def _withdraw(self, early: Finding) -> None:
         """Take back an early report: the complete event that follows replaces it."""
-        if early in self.findings:
-            self.findings.remove(early)
+        same_launch = self._by_launch.get((early.source, early.launch), [])
+        if _remove_identical(same_launch, early):
+            _remove_identical(self.findings, early)
         key = dedupe_key(early)
         if key in self._seen and self._seen[key].best is early:
             del self._seen[key]
@@ -198,7 +205,7 @@ class Doctor:
     def _link_explanations(self, finding: Finding) -> None:
         """A finding whose pattern explains a later error of its launch (library `explains`) becomes the
         root cause, at that error's severity, and shows the error's line; the error is its consequence."""
-        same_launch = [f for f in self.findings if (f.source, f.launch) == (finding.source, finding.launch)]
+        same_launch = list(self._by_launch[(finding.source, finding.launch)])
         for earlier, later in [(f, finding) for f in same_launch] + [(finding, f) for f in same_launch]:
             pattern = self.library.by_id.get(earlier.rule)
             if pattern is None or later.rule not in pattern.explains or later.lines[0] <= earlier.lines[0]:
@@ -253,7 +260,8 @@ class Doctor:
         new.occurrences = old.occurrences
         new.primary = old.primary
         new.id = old.id
-        self.findings[self.findings.index(old)] = new
+        for findings in (self.findings, self._by_launch[(old.source, old.launch)]):
+            findings[_index_identical(findings, old)] = new
         for key, best in self._primary.items():
             if best is old:
                 self._primary[key] = new
@@ -270,3 +278,20 @@ class Doctor:
             self._primary[key] = finding
             finding.primary = True
             self._amend(finding)
+
+
+def _index_identical(findings: list[Finding], finding: Finding) -> int:
+    """Where this very finding is (searched from the end: it is a recent one). Not list.index, which
+    compares every field of every earlier finding."""
+    for at in range(len(findings) - 1, -1, -1):
+        if findings[at] is finding:
+            return at
+    raise ValueError("finding not held")
+
+
+def _remove_identical(findings: list[Finding], finding: Finding) -> bool:
+    try:
+        del findings[_index_identical(findings, finding)]
+    except ValueError:
+        return False
+    return True

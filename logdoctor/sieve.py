@@ -139,11 +139,7 @@ class Sieve:
         and the line stays skipped, which saves feeding one line per warning."""
         while True:
             streams = self.doctor.assembler.open_streams(self.framer.source, self.framer.lines_seen + 1)
-            first, owner = limit, None
-            for record in streams:
-                at = _next_line_of(record, data, pos, first)
-                if at < first:  # the earliest: no open stream has a line before it
-                    first, owner = at, record
+            first, owner = _earliest_line(streams, data, pos, limit)
             if owner is None or owner.kind != "vllm":
                 return first
             stop = data.find(b"\n", first, limit)
@@ -153,18 +149,61 @@ class Sieve:
             found += ended
 
 
+def _earliest_line(streams: list[Record], data: bytes, pos: int, limit: int) -> tuple[int, Record | None]:
+    """The start of the first line in data[pos:limit] that may belong to one of `streams`, and the first
+    of them (in their order) whose line it is; (limit, None) when there is none.
+
+    A crash loop's file keeps a few dozen streams open at once (every launch's processes, until they
+    have been silent for MAX_SILENT_LINES), so the prefixed ones are found by one search for all their
+    markers, not one search each over the same bytes."""
+    keys = {_stream_key(r) for r in streams}
+    unprefixed = (None, None) in keys
+    keys.discard((None, None))
+    first = limit
+    if keys:
+        hit = _markers(frozenset(keys)).search(data, pos, limit)
+        if hit is not None:
+            first = data.rfind(b"\n", pos, hit.start()) + 1 or pos
+    if unprefixed:
+        first = min(first, _next_line_of(data, pos, first))
+    if first >= limit:
+        return limit, None
+    stop = data.find(b"\n", first, limit)
+    end = stop if stop >= 0 else limit
+    # Whose line it is: every stream whose marker the line holds (a message can name another pid).
+    present = {_stream_of(m[0]) for m in _markers(frozenset(keys)).finditer(data, first, end)} if keys else set()
+    if unprefixed and _next_line_of(data, pos, limit) == first:
+        present.add((None, None))
+    owner = next((r for r in streams if _stream_key(r) in present), None)
+    return first, owner
+
+
+def _stream_key(record: Record) -> tuple[int | None, str | None]:
+    """What its stream's lines are found by: the pid when the prefix has one, else the process name
+    (`[rank0]`); (None, None) for the unprefixed stream."""
+    return (record.pid, None) if record.pid is not None else (None, record.process)
+
+
+def _stream_of(marker: bytes) -> tuple[int | None, str | None]:
+    """`pid=81390)` -> (81390, None); `[rank0]` -> (None, "rank0")."""
+    if marker.startswith(b"pid="):
+        return int(marker[4:-1]), None
+    return None, marker[1:-1].decode()
+
+
 @lru_cache(maxsize=256)
-def _marker(pid: int | None, process: str | None) -> re.Pattern[bytes]:
-    """What every line of a prefixed stream holds: `pid=81390)` (or `pid=81390,` in Ray's), `[rank0]`."""
-    if pid is not None:
-        return re.compile(rb"pid=%d[,)]" % pid)
-    return re.compile(re.escape(f"[{process}]".encode()))
+def _markers(streams: frozenset[tuple[int | None, str | None]]) -> re.Pattern[bytes]:
+    """What every line of these prefixed streams holds: `pid=81390)` (or `pid=81390,` in Ray's), `[rank0]`."""
+    return re.compile(
+        b"|".join(
+            rb"pid=%d[,)]" % pid if pid is not None else re.escape(f"[{process}]".encode())
+            for pid, process in sorted(streams, key=repr)
+        )
+    )
 
 
-def _next_line_of(record: Record, data: bytes, pos: int, limit: int) -> int:
-    if record.pid is not None or record.process is not None:
-        hit = _marker(record.pid, record.process).search(data, pos, limit)
-        return limit if hit is None else data.rfind(b"\n", pos, hit.start()) + 1 or pos
+def _next_line_of(data: bytes, pos: int, limit: int) -> int:
+    """The first line of the unprefixed stream in data[pos:limit] (`limit` when there is none)."""
     if pos == 0 and not _PREFIXED.match(data, 0):
         return 0
     match = _UNPREFIXED_AFTER_NEWLINE.search(data, max(pos - 1, 0), limit)

@@ -54,7 +54,7 @@ def available_versions() -> list[str]:
     )
 
 
-@lru_cache(maxsize=8)
+@lru_cache(maxsize=64)  # a crash loop's file can hold launches of many releases: no reloading per finding
 def load_spec(version: str | None = None) -> ParserSpec:
     """The spec of `version`, or of the nearest dumped version (the newest when None)."""
     versions = available_versions()
