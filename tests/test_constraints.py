@@ -8,7 +8,10 @@ import shlex
 import pytest
 
 from logdoctor.check import CheckReport, run_check
+from logdoctor.launch.config import LaunchConfig, Origin, Setting
+from logdoctor.library.constraints import apply_fix, evaluate, plan_fix, resolve_value
 from logdoctor.library.loader import load_constraint_sets
+from logdoctor.library.rules import Condition, ConstraintSet, FixOption, Rule
 
 SETS = load_constraint_sets()
 VERSIONS = {
@@ -207,3 +210,72 @@ def test_without_a_version_line_the_wording_picks_the_set(message: str, expected
     ]
     (finding,) = diagnose_lines(lines)
     assert finding.constraints and all(c.set.endswith(expected_set) for c in finding.constraints)
+
+
+# The evaluation's pieces, on small launches written out here.
+FROM_COMMAND = Origin(kind="command", where="command line")
+
+
+def launch(**values: object) -> LaunchConfig:
+    config = LaunchConfig()
+    for name, value in values.items():
+        config.set(name, value, FROM_COMMAND, given=True)
+    return config
+
+
+def test_a_comparison_with_a_value_known_to_be_absent_is_false_not_unknown() -> None:
+    # No --speculative-config: there is no number of speculative tokens, so none is above 0.
+    without = launch(speculative_config=None)
+    more_than_none = Condition(field="speculative_config.num_speculative_tokens", op="gt", value=0)
+    assert evaluate(more_than_none, without) is False
+    assert evaluate(Condition.model_validate({"not": more_than_none}), without) is True
+    assert evaluate(more_than_none, launch()) is None  # the launch did not say: unknown
+
+
+@pytest.mark.parametrize(("offset", "expected"), [(1, 4), (1.0, 4), (0.5, 3.5), (-3, 0)])
+def test_a_value_from_another_field_with_an_offset(offset: float, expected: float) -> None:
+    config = launch(speculative_config={"num_speculative_tokens": 3})
+    value = resolve_value({"from": "speculative_config.num_speculative_tokens", "offset": offset}, config)
+    assert value == expected and type(value) is type(expected)  # a whole float reads as an int, as vLLM's
+
+
+@pytest.mark.parametrize(("limit", "expected"), [(8, 6), (12, 12), (5, 4), (1, 1)])
+def test_the_largest_divisor_not_above_a_limit(limit: int, expected: int) -> None:
+    config = launch(mamba_num_heads=12, tensor_parallel_size=limit)
+    spec = {"from": "mamba_num_heads", "divisor_at_most": "tensor_parallel_size"}
+    assert resolve_value(spec, config) == expected
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        {"from": "num_attention_heads"},  # never revealed
+        {"from": "num_attention_heads", "offset": 1},
+        {"from": "mamba_num_heads", "divisor_at_most": "num_attention_heads"},
+        {"from": "mamba_num_heads", "divisor_at_most": "pipeline_parallel_size"},  # 0: no divisor
+    ],
+)
+def test_a_fix_whose_value_cannot_be_computed_changes_nothing(spec: dict[str, object]) -> None:
+    config = launch(mamba_num_heads=12, tensor_parallel_size=8, pipeline_parallel_size=0)
+    option = FixOption(says="fit the heads", set={"tensor_parallel_size": spec})
+    apply_fix(option, config, config.copy_deep())
+    assert config.get("tensor_parallel_size") == Setting(value=8, origin=FROM_COMMAND)
+
+
+def test_a_rule_vllm_raised_is_fixed_although_it_reads_as_met() -> None:
+    """The log shows vLLM refused the launch for this rule, whatever the evaluation of what the log
+    revealed says: its fix is applied (once, in the first round)."""
+    rule = Rule(
+        id="eager",
+        says="needs eager mode",
+        require=Condition(field="enforce_eager", op="eq", value=True),
+        vllm_message="x",
+        fix=[FixOption(says="set --enforce-eager", set={"enforce_eager": True})],
+    )
+    cset = ConstraintSet(
+        id="t", feature="f", versions="*", active=Condition(field="enforce_eager", op="not_null"), rule=[rule]
+    )
+    config = launch(enforce_eager=True)
+    plan = plan_fix(cset, config, broken=frozenset({"eager"}))
+    assert [(r.id, o.says) for r, o in plan.applied] == [("eager", "set --enforce-eager")]
+    assert plan_fix(cset, config).applied == []

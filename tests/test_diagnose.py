@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 
 from logdoctor.api import diagnose_lines, diagnose_text
+from logdoctor.diagnose import ARGS_TRUNCATED_STEP
 from logdoctor.doctor import Doctor
 from logdoctor.framing import Line
-from logdoctor.library.matcher import Library
+from logdoctor.library.matcher import MESSAGE_LEAD_WORDS, Library
 from logdoctor.model import Finding
 
 ENGINE = "(EngineCore pid=2) ERROR 11-30 19:42:03 [core.py:1584] "
@@ -380,3 +381,170 @@ def test_an_unrecognized_error_gets_a_short_title_and_a_twelve_word_issue_search
     (search,) = [s for s in finding.fix.steps if "github.com/vllm-project/vllm/issues?q=" in s]
     query = search.split("?q=", 1)[1].split("+", 1)[1]  # after `is:issue`
     assert query.split("+") == ["the", "quux", "reticulator", "went", "sideways", *["word"] * 7]
+
+
+LAUNCH = "INFO 11-30 19:41:07 [api_server.py:1] vLLM API server version 0.33.0"
+
+
+def test_a_patterns_flag_change_is_written_into_the_launchs_corrected_command(library: Library) -> None:
+    lines = [
+        LAUNCH,
+        "INFO 11-30 19:41:07 [utils.py:1] non-default args: {'model': 'm', 'max_model_len': 131072}",
+        *traceback("", KV_ERROR),
+    ]
+    (finding,) = diagnose_lines(lines, library)
+    assert finding.fix.original_command == "vllm serve m --max-model-len 131072"
+    assert finding.fix.command == "vllm serve m --max-model-len 39968"  # the pattern's `set`, from the capture
+    assert ARGS_TRUNCATED_STEP not in finding.fix.steps  # the whole arguments line was read
+
+
+def test_a_cut_arguments_line_warns_that_the_corrected_command_may_be_incomplete(library: Library) -> None:
+    # The line ends mid-key: its complete pairs are read, and the fix says what may be missing.
+    cut = "INFO 11-30 19:41:07 [utils.py:1] non-default args: {'model': 'm', 'max_model_len': 131072, 'enforce_"
+    (finding,) = diagnose_lines([LAUNCH, cut, *traceback("", KV_ERROR)], library)
+    assert finding.fix.command == "vllm serve m --max-model-len 39968"
+    assert finding.fix.steps[-1] == ARGS_TRUNCATED_STEP
+
+
+def test_a_cause_logged_as_a_tracebacks_intro_explains_an_exception_no_pattern_knows() -> None:
+    from tests.conftest import make_pattern
+
+    intro = make_pattern(
+        id="t.reticulator-broke",
+        where="line",
+        role="cause",
+        match=r"The quux reticulator broke",
+        examples={"match": ["The quux reticulator broke"]},
+    )
+    lines = [ENGINE + "The quux reticulator broke", *traceback(ENGINE, "FrobnicatorError: sideways")]
+    (finding,) = diagnose_lines(lines, Library([intro]))
+    assert (finding.rule, finding.lines) == ("t.reticulator-broke", (1, 5))
+
+
+UNKNOWN_ERROR = "FrobnicatorError: the quux reticulator went sideways"
+
+
+@pytest.mark.parametrize(
+    ("lines", "severity"),
+    [
+        # A bare exception line (a pasted last line, a message printed as `Error: ...`) does not show
+        # that the exception ended a process.
+        ([UNKNOWN_ERROR], "warning"),
+        (
+            ["Traceback (most recent call last):", '  File "/x/app.py", line 3, in <module>', "    g()", UNKNOWN_ERROR],
+            "error",
+        ),
+    ],
+)
+def test_an_unknown_exception_is_an_error_only_when_it_ended_the_process(
+    library: Library, lines: list[str], severity: str
+) -> None:
+    (finding,) = diagnose_lines(lines, library)
+    assert (finding.rule, finding.severity) == ("unrecognized", severity)
+
+
+def test_the_evidence_shows_the_innermost_frame_not_every_frame(library: Library) -> None:
+    lines = [
+        "Traceback (most recent call last):",
+        '  File "/x/app.py", line 3, in <module>',
+        "    main()",
+        '  File "/x/vllm/engine.py", line 9, in main',
+        "    frobnicate()",
+        UNKNOWN_ERROR,
+    ]
+    (finding,) = diagnose_lines(lines, library)
+    assert [(e.line, e.text) for e in finding.evidence] == [(n, lines[n - 1]) for n in (1, 4, 5, 6)]
+
+
+# Messages vLLM 0.33 raises (vllm/config/parallel.py) that no pattern of the library covers.
+ELASTIC_EP = "Elastic EP is only supported with enable_eplb=True."
+NSIGHT = "Unable to use nsight profiling unless workers run with Ray."
+RAISED_IN_CONFIG = [
+    "Traceback (most recent call last):",
+    '  File "/v/lib/python3.12/site-packages/vllm/config/parallel.py", line 970, in __post_init__',
+    "    raise ValueError(msg)",
+]
+
+
+def test_a_vllm_message_no_pattern_knows_is_explained_from_vllms_source(library: Library) -> None:
+    (finding,) = diagnose_lines([*RAISED_IN_CONFIG, f"ValueError: {ELASTIC_EP}"], library)
+    assert finding.rule == "vllm.config" and finding.primary
+    assert finding.title == f"vLLM ParallelConfig.__post_init__: {ELASTIC_EP}"
+    assert "vllm/config/parallel.py, line 976, in ParallelConfig.__post_init__ (vLLM 0.33.0)" in finding.explanation
+    assert "when `self.enable_elastic_ep and not self.enable_eplb`" in finding.explanation
+    assert finding.fix.summary.startswith("Change --enable-elastic-ep, --enable-eplb so that")
+    assert finding.docs == "https://github.com/vllm-project/vllm/blob/v0.33.0/vllm/config/parallel.py#L976"
+
+
+def test_two_vllm_messages_of_one_area_are_two_findings(library: Library) -> None:
+    lines = [*RAISED_IN_CONFIG, f"ValueError: {ELASTIC_EP}", *RAISED_IN_CONFIG, f"ValueError: {NSIGHT}"]
+    findings = diagnose_lines(lines, library)
+    assert [(f.rule, f.error.message) for f in findings] == [("vllm.config", ELASTIC_EP), ("vllm.config", NSIGHT)]
+    assert [f.occurrences for f in findings] == [1, 1]
+
+
+def test_a_long_vllm_message_makes_a_title_of_at_most_160_characters(library: Library) -> None:
+    message = (
+        "The moonep all2all backend does not support EPLB yet: EPLB rearranges expert parameters in a layout "
+        "MoonEP's replicated [E+B] weights do not follow. Disable --enable-eplb or use a different --all2all-backend."
+    )
+    (finding,) = diagnose_lines([*RAISED_IN_CONFIG, f"ValueError: {message}"], library)
+    assert finding.rule == "vllm.config"
+    assert len(finding.title) == 160 and finding.title.startswith("vLLM VllmConfig.__post_init__: The moonep")
+    assert finding.title.endswith("…")
+
+
+@pytest.mark.parametrize(
+    ("words_before", "found"),
+    [
+        (0, True),  # the message alone, as pasted
+        (MESSAGE_LEAD_WORDS, True),  # within the opening words, as for a pattern's message
+        (MESSAGE_LEAD_WORDS + 1, False),  # further in: a sentence that quotes it is not that error
+    ],
+)
+def test_a_raw_line_is_a_vllm_message_only_when_the_message_opens_it(
+    library: Library, words_before: int, found: bool
+) -> None:
+    line = " ".join([*(f"word{i}" for i in range(words_before)), ELASTIC_EP])
+    assert [f.rule for f in diagnose_lines([line], library)] == (["vllm.config"] if found else [])
+
+
+@pytest.mark.parametrize(
+    ("message", "rule"),
+    [
+        # vLLM logs this one with logger.error (vllm/device_allocator/cumem.py): its index entry explains it.
+        ("CuMemAllocator singleton shutdown failed", "vllm.other"),
+        # vLLM only ever warns with this one: at ERROR it is some other program's line, not vLLM's message.
+        ("get_scheduler_metadata is not implemented for xpu_ops, returning None.", "unrecognized"),
+    ],
+)
+def test_an_error_line_is_explained_by_vllms_index_only_for_messages_vllm_logs_as_errors(
+    library: Library, message: str, rule: str
+) -> None:
+    (finding,) = diagnose_lines([f"ERROR 11-30 10:00:00 [x.py:1] {message}"], library)
+    assert (finding.rule, finding.severity) == (rule, "warning")  # a logged error keeps the record's level
+
+
+def test_a_statement_in_one_file_is_placed_where_the_newest_release_has_it(library: Library) -> None:
+    # The log's release has the assert a few lines higher; the explanation cites the release it names
+    # (and links), not a line number of another release.
+    log = (
+        "Traceback (most recent call last):\n"
+        '  File "/v/lib/python3.12/site-packages/vllm/_aiter_ops.py", line 4890, in mhc_pre_delayed\n'
+        "    assert sublayer_out is not None\n"
+        "AssertionError\n"
+    )
+    (finding,) = diagnose_text(log, library)
+    assert "vllm/_aiter_ops.py, line 4917, in rocm_aiter_ops.mhc_pre_delayed (vLLM 0.33.0)" in finding.explanation
+    assert finding.docs is not None and finding.docs.endswith("/vllm/_aiter_ops.py#L4917")
+
+
+def test_a_statement_vllm_has_in_two_files_is_placed_where_the_traceback_says(library: Library) -> None:
+    log = (
+        "Traceback (most recent call last):\n"
+        '  File "/v/lib/python3.12/site-packages/vllm/_custom_ops.py", line 1702, in scaled_fp8_quant\n'
+        "    assert output.dtype == out_dtype\n"
+        "AssertionError\n"
+    )
+    (finding,) = diagnose_text(log, library)
+    assert "vllm/_custom_ops.py, line 1702, in scaled_fp8_quant (vLLM of the log)" in finding.explanation

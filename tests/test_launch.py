@@ -78,3 +78,13 @@ def test_multi_rule_launch_every_broken_rule_and_a_command_that_passes(tmp_path:
     assert not [c for c in report["constraints"] if c["status"] == "unmet"]
 
 
+def test_options_absent_from_the_args_line_are_checked_at_the_releases_defaults(library: Library) -> None:
+    # The log's `non-default args` omit --mamba-backend: the rule on it is judged at 0.33.0's default
+    # (triton), not left unknown for want of a value.
+    log = FIXTURES / "real" / "vllm-0.33.0-replayssm-triton-model-runner-v2.log"
+    _, findings = diagnose_file(log, library)
+    (primary,) = [f for f in findings if f.primary]
+    statuses = {c.id: c.status for c in primary.constraints}
+    assert statuses["mamba-backend"] == statuses["no-kv-connector"] == "met"
+    (backend,) = [c for c in primary.constraints if c.id == "mamba-backend"]
+    assert "mamba_backend = 'triton' (vLLM 0.33.0 default (absent from the log's non-default args))" in backend.evidence

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import random
+import re
 from pathlib import Path
 
 import pytest
 
 from bench.genlog import generate
+from logdoctor.assemble import MAX_SILENT_LINES
 from logdoctor.doctor import Doctor
 from logdoctor.framing import Framer
 from logdoctor.library.matcher import Library
@@ -19,19 +22,29 @@ from logdoctor.sieve import Sieve
 from tests.conftest import FIXTURES, make_pattern
 
 
-def report(data: bytes, library: Library, prefilter: Prefilter | None, chunk: int | None = None) -> list[str]:
-    """Findings as JSON, with every chunk boundary the reader might meet when `chunk` is given."""
+def report(
+    data: bytes, library: Library, prefilter: Prefilter | None, chunk: int | None = None, by_line: bool = False
+) -> list[str]:
+    """Findings as JSON, with every chunk boundary the reader might meet when `chunk` is given, or with one
+    read per line (`by_line`)."""
     doctor = Doctor(library)
     sieve = Sieve(doctor, Framer("log"), (lambda: prefilter) if prefilter else None, small=0)
-    rng = random.Random(len(data))
-    pos = 0
-    while pos < len(data):
-        size = rng.randrange(1, chunk) if chunk else len(data)
-        sieve.feed(data[pos : pos + size])
-        pos += size
+    for piece in re.findall(rb"[^\n]*\n|[^\n]+\Z", data) if by_line else _chunks(data, chunk):
+        sieve.feed(piece)
     sieve.flush()
     lines = doctor.lines
     return [f"lines={lines}"] + [json.dumps(f.model_dump(mode="json"), sort_keys=True) for f in doctor.report()]
+
+
+def _chunks(data: bytes, chunk: int | None) -> list[bytes]:
+    """`data` in pieces of random sizes below `chunk` (seeded by the data), or whole."""
+    rng = random.Random(len(data))
+    pieces, pos = [], 0
+    while pos < len(data):
+        size = rng.randrange(1, chunk) if chunk else len(data)
+        pieces.append(data[pos : pos + size])
+        pos += size
+    return pieces
 
 
 def _synthetic(error_heavy: bool, seed: int) -> bytes:
@@ -269,3 +282,156 @@ def test_a_sieved_read_still_sees_the_lifecycle_lines_that_excuse_shutdown_error
     sieved = report(log, library, prefilter)
     assert sieved == report(log, library, None)
     assert not [f for f in sieved[1:] if '"primary": true' in f and '"severity": "error"' in f]
+
+
+SERVED = b"(APIServer pid=7) INFO 11-30 10:00:00 [x.py:1] served request\n"
+BROKEN = b"(APIServer pid=7) ERROR 11-30 10:00:01 [x.py:2] broken: no KV cache\n"
+
+
+def fed_lines(
+    data: bytes, library: Library, prefilter: Prefilter, small: int = 0, cuts: tuple[int, ...] = ()
+) -> tuple[list[int], Doctor]:
+    """The numbers of the lines the Doctor was fed, reading `data` in reads that end at `cuts`, and the
+    Doctor."""
+    doctor = Doctor(library)
+    fed: list[int] = []
+    original = doctor.feed
+    doctor.feed = lambda line, now=0.0: fed.append(line.number) or original(line, now)  # type: ignore[method-assign]
+    sieve = Sieve(doctor, Framer("log"), lambda: prefilter, small=small)
+    bounds = [0, *cuts, len(data)]
+    for start, end in itertools.pairwise(bounds):
+        sieve.feed(data[start:end])
+    sieve.flush()
+    return fed, doctor
+
+
+def test_a_source_of_exactly_the_small_size_is_sieved(library: Library, prefilter: Prefilter) -> None:
+    # Sieved: the first line (it tells the framing) and the error line are all the Doctor reads.
+    data = SERVED * 1000 + BROKEN + SERVED * 1000
+    fed, doctor = fed_lines(data, library, prefilter, small=len(data))
+    assert fed == [1, 1001] and doctor.lines == 2001
+    # One byte smaller than `small`: every line is read (building the prefilter would not pay).
+    fed, doctor = fed_lines(data, library, prefilter, small=len(data) + 1)
+    assert fed == list(range(1, 2002))
+
+
+def test_a_chunk_that_starts_by_ending_the_previous_line_is_still_sieved(
+    library: Library, prefilter: Prefilter
+) -> None:
+    data = SERVED * 1000 + BROKEN + SERVED * 1000
+    # The first read ends just before a newline: the second starts by finishing that line.
+    fed, doctor = fed_lines(data, library, prefilter, cuts=(len(SERVED) - 1,))
+    assert fed == [1, 1001] and doctor.lines == 2001
+
+
+def test_other_processes_lines_between_an_open_streams_lines_are_skipped(
+    library: Library, prefilter: Prefilter
+) -> None:
+    data = (
+        SERVED
+        + b"(EngineCore pid=9) Traceback (most recent call last):\n"
+        + b'(EngineCore pid=9)   File "/x/vllm/v1/engine/core.py", line 5, in run\n'
+        + SERVED * 500
+        + b"(EngineCore pid=9)     boom()\n"  # no trigger: read because the traceback of its stream is open
+        + SERVED * 500
+        + b"(EngineCore pid=9) RuntimeError: CUDA error: an illegal memory access was encountered\n"
+    )
+    fed, _ = fed_lines(data, library, prefilter)
+    assert fed == [1, 2, 3, 504, 1005]
+    assert report(data, library, prefilter) == report(data, library, None)
+
+
+def test_reads_that_end_at_line_ends_read_the_same(library: Library, prefilter: Prefilter) -> None:
+    """A follower's reads often end exactly at a newline: the next read then starts at a line of the open
+    unprefixed traceback, which must reach the Doctor whole."""
+    data = (
+        b"Traceback (most recent call last):\n"
+        b'  File "/x/vllm/entrypoints/cli/main.py", line 1, in main\n'
+        b"    raise ValueError('boom')\n"
+        b"ValueError: boom\n"
+    ) + HAND_MADE.encode()
+    full = report(data, library, None)
+    assert report(data, library, prefilter, by_line=True) == full
+    assert '"text": "    raise ValueError(\'boom\')"' in full[1]
+
+
+def test_a_progress_bar_segment_after_other_lines_continues_the_traceback(
+    library: Library, prefilter: Prefilter
+) -> None:
+    """The progress bar's line reads as its unprefixed last segment, and a line of another stream that the
+    sieve skips stands between it and the open traceback."""
+    data = (
+        b"Traceback (most recent call last):\n"
+        b'  File "/x/vllm/entrypoints/cli/main.py", line 1, in main\n'
+        b"(APIServer pid=1) INFO 11-30 10:00:00 [startup.py:38] served\n"
+        b"(APIServer pid=1) INFO 11-30 10:00:00 [startup.py:38] logo\r    main()\n"
+        b"(APIServer pid=1) INFO 11-30 10:00:00 [startup.py:38] more\n"
+        b"ValueError: boom\n"
+    )
+    assert report(data, library, prefilter) == report(data, library, None)
+
+
+@pytest.mark.parametrize("silent", [MAX_SILENT_LINES, MAX_SILENT_LINES + 1])
+def test_an_open_streams_next_line_far_away_reads_the_same(silent: int, library: Library, prefilter: Prefilter) -> None:
+    """The traceback's next line comes `silent` lines after its last: at MAX_SILENT_LINES it still
+    continues the traceback, one later the traceback was complete. A trigger of another process stands
+    just before it, so the sieve looks for the stream's next line right there."""
+    data = (
+        b"(EngineCore pid=9) Traceback (most recent call last):\n"
+        b'(EngineCore pid=9)   File "/x/vllm/v1/engine/core.py", line 5, in run\n'
+        + SERVED * (silent - 2)
+        + BROKEN
+        + b"(EngineCore pid=9)     boom()\n"
+        + b"(EngineCore pid=9) RuntimeError: CUDA error: an illegal memory access was encountered\n"
+    )
+    assert report(data, library, prefilter) == report(data, library, None)
+
+
+def follow(
+    reads: list[bytes], library: Library, prefilter: Prefilter | None, pauses: set[int]
+) -> tuple[list[str], list[str]]:
+    """A followed log: the findings as they were streamed, then as reported at the end. After the reads
+    numbered in `pauses` the log was quiet (a tick), which closes quiet events provisionally."""
+    doctor = Doctor(library)
+    sieve = Sieve(doctor, Framer("log"), (lambda: prefilter) if prefilter else None, small=0)
+    streamed = []
+    for i, data in enumerate(reads):
+        streamed += sieve.feed(data, now=10.0 * i)
+        if i in pauses:
+            streamed += doctor.tick(10.0 * i + 5)
+    streamed += sieve.flush()
+    as_json = [json.dumps(f.model_dump(mode="json"), sort_keys=True) for f in streamed]
+    return as_json, [json.dumps(f.model_dump(mode="json"), sort_keys=True) for f in doctor.report()]
+
+
+ARGPARSE_ERROR = b"vllm serve: error: argument --speculative-config: 1 validation error for SpeculativeConfig\n"
+PYDANTIC_DETAIL = b"  Input should be a valid integer [type=int_type]\n"
+
+PAUSED_READS = {
+    # Both events of the first read close provisionally; the argparse error's detail then comes after a
+    # trigger of a third process, and the sieve must still look for it.
+    "detail-after-another-trigger": (
+        [
+            SERVED.replace(b"pid=7", b"pid=8") + ARGPARSE_ERROR + BROKEN,
+            SERVED.replace(b"pid=7", b"pid=8") * 3
+            + b"(APIServer pid=8) ERROR 11-30 10:00:02 [x.py:2] other failure\n"
+            + PYDANTIC_DETAIL,
+        ],
+        {0, 1},
+    ),
+    # A log without process prefixes: a logged error is open and the read after it starts with a blank.
+    "blank-line-after-an-unprefixed-error": (
+        [
+            b"INFO 11-30 10:00:00 [x.py:1] served request\n" + ARGPARSE_ERROR,
+            b"ERROR 11-30 10:00:01 [x.py:2] broken: no KV cache\n",
+            b"\n" + PYDANTIC_DETAIL + b"INFO 11-30 10:00:00 [x.py:1] served request\n",
+        ],
+        {0},
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(PAUSED_READS))
+def test_a_followed_log_with_pauses_streams_the_same_sieved(case: str, library: Library, prefilter: Prefilter) -> None:
+    reads, pauses = PAUSED_READS[case]
+    assert follow(reads, library, prefilter, pauses) == follow(reads, library, None, pauses)
