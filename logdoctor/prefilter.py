@@ -101,15 +101,11 @@ class NoPrefilter(Exception):
 # other triggers look for. In a plain file that holds some (a log pasted together from several sources)
 # every one of them is read: the framer decodes each and joins split pieces.
 CONTAINER_LINES = (r'^\{"', r"^\d{4}-\d\d-\d\dT\S+ (?:stdout|stderr) [PF] ")
-# A carriage return inside a line (a progress bar redrawn): the line reads as its last segment, which a
-# quiet record's prefix says nothing about, so the line is read whatever it starts with.
-REDRAWN_LINE = r"\r[^\n]"
 
 
 def triggers_for(library: Library) -> list[Trigger]:
     triggers = [Trigger(CONTEXT + "(?:WARN|ERROR|CRITICAL)", False, "level", "levels that open an event")]
     triggers += [Trigger(regex, False, None, "container runtime lines") for regex in CONTAINER_LINES]
-    triggers.append(Trigger(REDRAWN_LINE, False, None, "a line redrawn by a carriage return"))
     at_start = (
         *assemble.opening_messages(library.exception_names),
         *tracker.MATCHED_AT_START,
@@ -319,32 +315,45 @@ _QUIET_AT = grammar.within_line(
 _QUIET_LINE = re.compile(_QUIET_AT)
 _UNQUIET_NEXT = re.compile(b"\n(?!" + _QUIET_AT + b")")
 _QUIET_NEXT = re.compile(b"\n(?=" + _QUIET_AT + b")")
+_REDRAWN = re.compile(rb"\r[^\n]")  # a carriage return that is not the end of its line
 # Runs of unquiet lines closer than this are scanned as one (the quiet lines between them then cost a
 # little scanning, where a Hyperscan call per short run would cost more).
 RUN_GAP = 4096
 
 
 def _unquiet_runs(buffer: bytes, start: int, end: int) -> list[tuple[int, int]]:
-    """[a, b) spans of buffer[start:end] covering every line that is not a quiet record."""
-    runs: list[tuple[int, int]] = []
-    at = start if not _QUIET_LINE.match(buffer, start, end) else None
+    """[a, b) spans of buffer[start:end] covering every line that is not a quiet record, and every line
+    a carriage return redraws (it reads as its last segment, which its quiet prefix says nothing of)."""
+    spans: list[tuple[int, int]] = []
+    pos, at = start, start if not _QUIET_LINE.match(buffer, start, end) else None
     while True:
         if at is None:
-            found = _UNQUIET_NEXT.search(buffer, start, end)
-            if found is None:
-                return runs
+            found = _UNQUIET_NEXT.search(buffer, pos, end)
+            if found is None or found.start() + 1 >= end:
+                break
             at = found.start() + 1
-            if at >= end:
-                return runs
         stop_match = _QUIET_NEXT.search(buffer, at, end)
         stop = stop_match.start() + 1 if stop_match is not None else end
-        if runs and at - runs[-1][1] < RUN_GAP:
-            runs[-1] = (runs[-1][0], stop)
-        else:
-            runs.append((at, stop))
+        spans.append((at, stop))
         if stop >= end:
-            return runs
-        start, at = stop, None
+            break
+        pos, at = stop, None
+    for redraw in _REDRAWN.finditer(buffer, start, end):
+        line = buffer.rfind(b"\n", start, redraw.start()) + 1 or start
+        stop = buffer.find(b"\n", redraw.start(), end)
+        spans.append((line, stop + 1 if stop >= 0 else end))
+    return _merged(sorted(spans))
+
+
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Sorted spans, those that overlap or lie closer than RUN_GAP joined."""
+    runs: list[tuple[int, int]] = []
+    for a, b in spans:
+        if runs and a - runs[-1][1] < RUN_GAP:
+            runs[-1] = (runs[-1][0], max(b, runs[-1][1]))
+        else:
+            runs.append((a, b))
+    return runs
 
 
 def _hyperscan_flags() -> int:

@@ -147,3 +147,11 @@ def test_quiet_runs_far_apart_are_scanned_apart() -> None:
     assert [data[a:b] for a, b in runs] == [LOUD_LINES[0] + b"\n", LOUD_LINES[1] + b"\n"]
     close = LOUD_LINES[0] + b"\n" + quiet + LOUD_LINES[1] + b"\n"
     assert _unquiet_runs(close, 0, len(close)) == [(0, len(close))]
+
+
+def test_a_progress_bar_without_a_trigger_is_not_read(prefilter: Prefilter) -> None:
+    # A carriage return makes a quiet record's line unquiet (its last segment is what counts), not a
+    # candidate by itself: feeding such lines changed what the framer learned and slowed whole files.
+    bar = b"(Worker_TP0 pid=7) Loading safetensors checkpoint shards:   0% Completed | 0/16\rLoading 6%\n"
+    data = QUIET_LINES[0] + b"\n" + bar + QUIET_LINES[0] + b"\n"
+    assert prefilter.line_starts(data, 0, len(data)) == []
