@@ -2,7 +2,18 @@ from __future__ import annotations
 
 import pytest
 
-from logdoctor.assemble import MAX_EVENT_HEAD, MAX_EVENT_TAIL, Assembler, Event, _TracebackReader, classify
+from logdoctor.assemble import (
+    MAX_EVENT_HEAD,
+    MAX_EVENT_TAIL,
+    MAX_FRAMES,
+    MAX_SILENT_LINES,
+    Assembler,
+    Event,
+    _TracebackReader,
+    classify,
+)
+from logdoctor.framing import Line
+from logdoctor.records import parse
 from tests.conftest import records
 
 RAW_TB = [
@@ -91,8 +102,12 @@ def test_logger_group_ends_when_the_header_changes() -> None:
 def test_two_records_with_the_same_header_are_two_events() -> None:
     """Two requests fail in the same second at the same place: the header repeats, the records do not."""
     header = "(APIServer pid=7) ERROR 11-30 19:42:03 [serving.py:952] "
-    one = ["Error in chat completion stream generator.", "Traceback (most recent call last):",
-           '  File "s.py", line 1, in gen', "IndexError: index 151950 is out of bounds"]
+    one = [
+        "Error in chat completion stream generator.",
+        "Traceback (most recent call last):",
+        '  File "s.py", line 1, in gen',
+        "IndexError: index 151950 is out of bounds",
+    ]
     events = tracebacks(assemble(*[header + line for line in one + one]))
     assert [(e.record.message, e.exceptions[0].message, len(e.exceptions)) for e in events] == [
         ("Error in chat completion stream generator.", "index 151950 is out of bounds", 1),
@@ -297,3 +312,90 @@ def test_an_exception_line_before_a_frame_is_kept_when_the_user_cut_the_chain_se
     ]
     types = [f.error.type for f in diagnose_lines(lines) if f.primary]
     assert types == ["FileNotFoundError"]
+
+
+def test_a_traceback_deeper_than_the_cap_keeps_its_innermost_frames_and_counts_the_rest() -> None:
+    depth = MAX_FRAMES + 5
+    frames = [line for i in range(depth) for line in (f'  File "a.py", line {i}, in f{i}', f"    f{i + 1}()")]
+    (event,) = tracebacks(assemble("Traceback (most recent call last):", *frames, "RecursionError: too deep"))
+    (exc,) = event.exceptions
+    assert len(exc.frames) == MAX_FRAMES and exc.frames_dropped == 5
+    assert (exc.frames[0].function, exc.frames[-1].function) == ("f5", f"f{depth - 1}")
+
+
+def test_an_event_read_whole_is_not_truncated() -> None:
+    (event,) = tracebacks(assemble(*RAW_TB))
+    assert event.lines_dropped == 0 and not event.truncated
+
+
+def test_a_logged_error_whose_message_is_an_exception_line_is_that_exception() -> None:
+    (event,) = assemble("(EngineCore_DP0 pid=1) ERROR 08-01 10:00:00 [core.py:1] ValueError: max_model_len too large")
+    assert event.kind == "traceback"
+    assert [(e.type, e.message) for e in event.exceptions] == [("ValueError", "max_model_len too large")]
+
+
+def test_a_validation_error_without_a_value_error_detail_is_summarised_by_its_first_line() -> None:
+    (event,) = tracebacks(
+        assemble(
+            "pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig",
+            "max_model_len",
+            "  Input should be a valid integer [type=int_parsing, input_value='x', input_type=str]",
+        )
+    )
+    assert event.exceptions[0].summary == "1 validation error for ModelConfig"
+
+
+def test_an_argparse_validation_error_keeps_its_one_detail_line() -> None:
+    # Without the docs link (PYDANTIC_ERRORS_INCLUDE_URL=0), pydantic's detail is one line.
+    (event,) = assemble(
+        "vllm serve: error: argument --compilation-config/-cc: 1 validation error for CompilationConfig",
+        "  Invalid JSON: key must be a string at line 1 column 2 [type=json_invalid, input_value=\"{'mode': 3}\"]",
+    )
+    assert event.record.message.splitlines()[1].startswith("  Invalid JSON: key must be a string")
+
+
+def test_a_stream_quiet_for_exactly_the_quiet_period_is_complete() -> None:
+    assembler = Assembler(quiet=0.5)
+    for record in records(*RAW_TB):
+        assembler.feed(record, now=10.0)
+    (event,) = assembler.tick(10.5)
+    assert event.provisional and event.exceptions[0].type == "RuntimeError"
+
+
+def _quiet_then_continued(first: int, then: int) -> list[Event]:
+    """A raw traceback's first two lines (numbered from `first`) at t=0, a quiet period, then its next frame
+    as line `then`: the events the assembler completes up to the end of input."""
+    assembler = Assembler(quiet=0.5)
+    for number, text in enumerate(RAW_TB[:2], first):
+        assembler.feed(parse(Line("a.log", number, text)), now=0.0)
+    events = assembler.tick(1.0)
+    events += assembler.feed(parse(Line("a.log", then, RAW_TB[4])), now=1.0)
+    return events + assembler.flush()
+
+
+def test_a_quiet_traceback_reopens_when_its_stream_goes_on_late_in_a_long_log() -> None:
+    start = 3 * MAX_SILENT_LINES
+    early, complete = _quiet_then_continued(start, start + 2)
+    assert early.provisional and (complete.amends, complete.first_line, complete.last_line) == (True, start, start + 2)
+
+
+@pytest.mark.parametrize(("gap", "reopens"), [(MAX_SILENT_LINES, True), (MAX_SILENT_LINES + 1, False)])
+def test_a_quiet_traceback_reopens_only_within_the_silent_line_limit(gap: int, reopens: bool) -> None:
+    # The same limit as for an open event (and as open_streams tells a sieve): up to MAX_SILENT_LINES
+    # lines after its last one, the stream's next line may still continue it.
+    then = 2 + gap
+    early, complete = _quiet_then_continued(1, then)
+    assert early.provisional
+    assert (complete.amends, complete.first_line) == ((True, 1) if reopens else (False, then))
+
+
+def test_flush_ends_the_input_so_nothing_closed_before_it_reopens() -> None:
+    assembler = Assembler(quiet=0.5)
+    for record in records(*RAW_TB[:2]):
+        assembler.feed(record, now=0.0)
+    (early,) = assembler.tick(1.0)
+    assert early.provisional and assembler.flush() == []
+    # A next input whose first line could have continued that traceback starts an event of its own.
+    assembler.feed(parse(Line("-", 3, RAW_TB[4])), now=2.0)
+    (event,) = assembler.flush()
+    assert (event.amends, event.first_line) == (False, 3)

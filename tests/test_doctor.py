@@ -182,3 +182,100 @@ def test_an_early_report_that_turns_out_to_be_a_repeat_is_withdrawn_once(library
     assert doctor.tick(10.0) == [] and doctor.flush() == []  # nothing is withdrawn twice
     (finding,) = doctor.report()
     assert (finding.id, finding.rule, finding.occurrences) == ("f1", "memory.cuda-oom", 2)
+
+
+def _final_view(emitted: list[tuple[str, str, str, bool, int]]) -> dict[str, bool]:
+    """What a reader that applies a stream's findings, updates and withdrawals (as `_emit` recorded them
+    when they were returned) ends with: id -> primary."""
+    view: dict[str, bool] = {}
+    for kind, ident, _, primary, _ in emitted:
+        if kind == "withdrawn":
+            view.pop(ident, None)
+        else:
+            view[ident] = primary
+    return view
+
+
+def test_a_provisional_root_cause_that_completes_as_harmless_hands_primary_on_in_the_stream(library: Library) -> None:
+    # The engine's logged traceback goes quiet after its first frame and is reported as far as it goes (an
+    # error, the launch's root cause); its last line shows it was only the ZMQ context closing.
+    header = "(EngineCore pid=1) ERROR 11-30 10:00:00 [core.py:1] "
+    doctor = Doctor(library)
+    emitted = _emit(doctor, doctor.feed(Line("-", 1, header + 'File "/x/vllm/engine.py", line 3, in f'), now=0.0))
+    emitted += _emit(doctor, doctor.feed(Line("-", 2, "(Worker pid=3) KeyError: 'x'"), now=0.0))
+    emitted += _emit(doctor, doctor.tick(1.0))
+    last = header + "zmq.error.ContextTerminated: Context was terminated"
+    emitted += _emit(doctor, doctor.feed(Line("-", 3, last), now=1.0))
+    emitted += _emit(doctor, doctor.flush())
+    report = doctor.report()
+    assert [(f.rule, f.primary) for f in report] == [("network.zmq-context-terminated", False), ("unrecognized", True)]
+    # A stream that applies the updates ends where a scan of the same input starts.
+    assert _final_view(emitted) == {f.id: f.primary for f in report}
+
+
+def test_a_stream_demotes_the_old_root_cause_before_it_promotes_the_new_one(library: Library) -> None:
+    doctor = Doctor(library)
+    emitted = doctor.feed(Line("-", 1, "ValueError: b"), now=0.0)
+    for number, text in enumerate(traceback(prefix="(Worker pid=2) ")[:2], 2):
+        emitted += doctor.feed(Line("-", number, text), now=0.0)
+    emitted += doctor.tick(1.0)  # quiet: the worker's traceback is reported as far as it goes
+    assert [(f.id, f.primary) for f in emitted] == [("f1", True), ("f2", False)]
+    # The rest of it arrives: it is a CUDA OOM, the launch's root cause now.
+    emitted = []
+    for number, text in enumerate(traceback(prefix="(Worker pid=2) ")[2:], 4):
+        emitted += doctor.feed(Line("-", number, text), now=1.0)
+    emitted += doctor.flush()
+    updates = [(f.kind, f.id, f.rule, f.primary) for f in emitted]
+    # Read in order, the updates never show two root causes of one launch.
+    assert updates == [("update", "f1", "unrecognized", False), ("update", "f2", "memory.cuda-oom", True)]
+
+
+def test_an_error_already_being_printed_when_the_warning_arrives_is_not_explained_by_it(library: Library) -> None:
+    warning = library.by_id["install.vllm-extension-import-warning"]
+    error = library.by_id["install.vllm-op-not-registered"]
+    doctor = Doctor(library)
+    # A worker's traceback starts, the warning lands in the middle of it, then the worker's error line.
+    texts = [
+        "(Worker pid=3) Traceback (most recent call last):",
+        warning.examples.match[0],
+        "(Worker pid=3) AttributeError: '_OpNamespace' '_C' object has no attribute 'rms_norm'",
+    ]
+    feed_all(doctor, texts)
+    by_rule = {f.rule: f for f in doctor.report()}
+    assert by_rule[error.id].lines == (1, 3)
+    assert (by_rule[warning.id].role, by_rule[warning.id].severity) == ("cause", "warning")
+    assert by_rule[error.id].role != "consequence" and by_rule[error.id].primary
+
+
+def test_report_orders_findings_by_their_first_line_even_when_one_spans_another(library: Library) -> None:
+    doctor = Doctor(library)
+    worker = traceback(prefix="(Worker pid=2) ")
+    feed_all(doctor, [*worker[:3], "ValueError: a", worker[3]])  # the main process's error inside the worker's
+    assert [(f.rule, f.lines) for f in doctor.report()] == [("memory.cuda-oom", (1, 5)), ("unrecognized", (4, 4))]
+
+
+def test_the_repeats_shown_are_the_sightings_that_started_first(library: Library) -> None:
+    doctor = Doctor(library)
+    first, long, second, third = (traceback(prefix=f"(Worker pid={pid}) ") for pid in (1, 2, 3, 4))
+    # Worker 2 starts its traceback before workers 3 and 4 print theirs, and ends it after them.
+    texts = first + long[:3] + second + third + long[3:]
+    feed_all(doctor, texts)
+    (finding,) = doctor.report()
+    assert finding.occurrences == 4 and finding.lines == (1, 4)
+    assert [e.line for e in finding.evidence if e.line > 4] == [11, 16]  # worker 3's error line, then worker 2's
+
+
+def test_the_sighting_an_earlier_one_took_over_from_stays_among_the_repeats_by_where_it_started(
+    library: Library,
+) -> None:
+    doctor = Doctor(library)
+    header = "(EngineCore pid=1) ERROR 11-30 10:00:00 [core.py:1] "
+    engine = [header + text for text in traceback()]  # complete when the engine's next record starts
+    earliest, second, third = (traceback(prefix=f"(Worker pid={pid}) ") for pid in (2, 3, 4))
+    texts = earliest + engine[:3] + second + third + engine[3:] + ["(EngineCore pid=1) INFO 11-30 10:00:01 [a.py:1] x"]
+    # The engine's traceback (lines 5-16) completes first and is the finding until worker 2's (lines 1-4,
+    # complete at the end of input) takes over; workers 3 and 4 started after the engine.
+    feed_all(doctor, texts)
+    (finding,) = doctor.report()
+    assert (finding.occurrences, finding.lines, finding.process) == (4, (1, 4), "Worker pid=2")
+    assert [e.line for e in finding.evidence if e.line > 4] == [11, 16]  # worker 3's error line, the engine's
