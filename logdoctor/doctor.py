@@ -36,6 +36,16 @@ class _Sightings:
 
 
 MAX_PROVISIONAL = 256  # provisionally closed events remembered, should one reopen
+MAX_REPEATS_KEPT = 16  # sightings remembered per error: the earliest are shown, one may be taken back
+
+
+@dataclass(slots=True)
+class _Early:
+    """What a provisionally closed event's report did: its finding under this dedupe key, which is then
+    either the key's finding (new, or it took over as the earliest sighting) or one of its repeats."""
+
+    key: tuple[object, ...]
+    finding: Finding
 
 
 class Doctor:
@@ -60,9 +70,9 @@ class Doctor:
         self._issued = 0  # ids handed out
         self._amended: dict[str, Finding] = {}  # findings changed since the last call returned
         self._withdrawn: list[Finding] = []  # findings taken back since then
-        # (source, first line) of a provisionally closed event -> (it made a new finding?, that finding or
-        # the one it counted as a sighting of): undone if the event reopens and completes.
-        self._provisional: dict[tuple[str, int], tuple[bool, Finding]] = {}
+        # (source, first line) of a provisionally closed event -> what its report did, undone or absorbed
+        # when the event reopens and completes.
+        self._provisional: dict[tuple[str, int], _Early] = {}
 
     def feed(self, line: Line, now: float = 0.0) -> list[Finding]:
         self.lines += 1
@@ -108,12 +118,23 @@ class Doctor:
         if new or self._amended or self._withdrawn:
             self._settle_primaries({(f.source, f.launch) for f in (*new, *self._amended.values(), *self._withdrawn)})
         gone = {f.id for f in self._withdrawn}
-        fresh = {f.id for f in new}
-        updates = [f.model_copy(update={"kind": "update"}) for f in self._amended.values() if f.id not in fresh | gone]
-        withdrawn = [f.model_copy(update={"kind": "withdrawn"}) for f in self._withdrawn]
+        issued = {f.id for f in new}
+        # A finding new in this call may have been replaced in it (an earlier sighting completed right
+        # after): it is printed as it now stands. One withdrawn in the same call was never printed, so it
+        # is neither printed nor withdrawn.
+        new = [self._current(f) for f in new if f.id not in gone]
+        updates = [f.model_copy(update={"kind": "update"}) for f in self._amended.values() if f.id not in issued | gone]
+        withdrawn = [f.model_copy(update={"kind": "withdrawn"}) for f in self._withdrawn if f.id not in issued]
         self._amended.clear()
         self._withdrawn.clear()
         return new + updates + withdrawn
+
+    def _current(self, finding: Finding) -> Finding:
+        """The finding that now holds this one's id (itself, or the earlier sighting that replaced it)."""
+        for held in self._by_launch.get((finding.source, finding.launch), ()):
+            if held.id == finding.id:
+                return held
+        return finding
 
     def _settle_primaries(self, launches: set[tuple[str, int]]) -> None:
         """The root cause of each launch that changed, as report() would rank it now, so a stream that
@@ -144,30 +165,29 @@ class Doctor:
                 continue
             where = (event.record.line.source, event.first_line)
             early = self._provisional.pop(where, None) if event.amends else None
+            inherit: str | None = None  # the id of an early report this finding takes over
             if early is not None:
-                self._take_back(early)
-                if early[0] and (finding is None or dedupe_key(finding) in self._seen):
-                    self._withdrawn.append(early[1])  # nothing takes over its id: the stream must drop it
+                absorbed, inherit = self._take_back(early, finding)
+                if absorbed:  # the early report was this very sighting: amended in place
+                    if event.provisional and finding is not None:  # quiet again: it may reopen once more
+                        self._provisional[where] = _Early(early.key, finding)
+                    continue
             if finding is None:
                 continue
             if len(self._provisional) >= MAX_PROVISIONAL:  # only the latest quiet close per stream can reopen
                 del self._provisional[next(iter(self._provisional))]
             key = dedupe_key(finding)
             seen = self._seen.get(key)
+            if event.provisional:
+                self._provisional[where] = _Early(key, finding)
             if seen is not None:
-                if event.provisional:
-                    self._provisional[where] = (False, seen.best)
                 self._sighted_again(seen, finding)
                 continue
-            if early is not None and early[0]:
-                finding.id = early[1].id  # the complete event amends its early report
+            if inherit is not None:
+                finding.id = inherit  # the complete event amends its early report
                 self._store(finding)
                 self._amend(finding)
-                if event.provisional:  # quiet again before it completed: it may reopen once more
-                    self._provisional[where] = (True, finding)
                 continue
-            if event.provisional:
-                self._provisional[where] = (True, finding)
             self._issued += 1
             finding.id = f"f{self._issued}"
             self._store(finding)
@@ -181,14 +201,42 @@ class Doctor:
         self._link_explanations(finding)
         self._mark_provisional_primary(finding)
 
-    def _take_back(self, early: tuple[bool, Finding]) -> None:
-        """Undo what an event's provisional report did: the complete event that follows replaces it."""
-        was_new, finding = early
-        if was_new:
-            self._withdraw(finding)
-        elif finding.occurrences > 1:  # it was counted as one more sighting of this finding
-            finding.occurrences -= 1
-            self._amend(finding)
+    def _take_back(self, early: _Early, complete: Finding | None) -> tuple[bool, str | None]:
+        """Undo what an event's provisional report did, now that the event is complete (`complete` is its
+        finding, or None). Returns (absorbed, inherit): absorbed when the early report was the finding of
+        its error and the complete event is the same error, which then replaces it in place, keeping its
+        id, count and the other sightings; inherit is the id the complete finding takes over when the
+        early report is withdrawn and nothing else holds the complete one's error."""
+        seen = self._seen.get(early.key)
+        if seen is None:
+            return False, None
+        if seen.best is early.finding:
+            if complete is not None and dedupe_key(complete) == early.key:
+                self._complete_in_place(seen, complete)
+                return True, None
+            self._withdraw(early.finding)
+            if complete is None or dedupe_key(complete) in self._seen:
+                self._withdrawn.append(early.finding)  # nothing takes over its id: the stream must drop it
+                return False, None
+            return False, early.finding.id
+        # It was counted as one more sighting of the error: uncounted, the complete event counts again.
+        first = early.finding.lines[0]
+        seen.repeats = [r for r in seen.repeats if r[0] != first]
+        if seen.best.occurrences > 1:
+            seen.best.occurrences -= 1
+        self._show(seen)
+        self._amend(seen.best)
+        return False, None
+
+    def _complete_in_place(self, seen: _Sightings, complete: Finding) -> None:
+        """The early report of an error's finding, replaced by the complete event: same id, same count,
+        same other sightings."""
+        early = seen.best
+        self._replace(early, complete)
+        seen.best, seen.own_evidence = complete, list(complete.evidence)
+        self._show(seen)
+        self._link_explanations(complete)
+        self._amend(complete)
 
     def _withdraw(self, early: Finding) -> None:
         """Take back an early report: the complete event that follows replaces it."""
@@ -250,10 +298,15 @@ class Doctor:
             seen.best, seen.own_evidence = finding, list(finding.evidence)
         else:
             seen.repeats.append((finding.lines[0], error_lines(finding)))
-        seen.repeats = sorted(seen.repeats, key=lambda r: r[0])[: MAX_REPEATS_SHOWN - 1]
-        extra = [e for _, lines in seen.repeats for e in lines]
-        seen.best.evidence = sorted(seen.own_evidence + extra, key=lambda e: e.line)
+        seen.repeats = sorted(seen.repeats, key=lambda r: r[0])[:MAX_REPEATS_KEPT]
+        self._show(seen)
         self._amend(seen.best)
+
+    @staticmethod
+    def _show(seen: _Sightings) -> None:
+        """The finding's evidence: its own lines and the error lines of the earliest other sightings."""
+        extra = [e for _, lines in seen.repeats[: MAX_REPEATS_SHOWN - 1] for e in lines]
+        seen.best.evidence = sorted(seen.own_evidence + extra, key=lambda e: e.line)
 
     def _replace(self, old: Finding, new: Finding) -> None:
         """An earlier sighting completed after a later one: it becomes the finding, under the same id."""

@@ -279,3 +279,87 @@ def test_the_sighting_an_earlier_one_took_over_from_stays_among_the_repeats_by_w
     (finding,) = doctor.report()
     assert (finding.occurrences, finding.lines, finding.process) == (4, (1, 4), "Worker pid=2")
     assert [e.line for e in finding.evidence if e.line > 4] == [11, 16]  # worker 3's error line, the engine's
+
+
+# --- a pause changes nothing in the end: several workers' copies of one error, some reported early ------
+
+Step = tuple[str, float]  # (a line's text, or TICK, and the time it arrives)
+TICK = "<tick>"
+
+
+def _snapshot(finding: Finding) -> tuple[object, ...]:
+    """What a stream's reader keeps of a finding when it is printed (the object goes on changing)."""
+    return (
+        finding.rule,
+        finding.lines,
+        finding.process,
+        finding.occurrences,
+        tuple(e.line for e in finding.evidence),
+        finding.primary,
+    )
+
+
+def _streamed_and_reported(library: Library, steps: list[Step]) -> tuple[list[tuple[object, ...]], list]:
+    """Feed the steps; return what a reader applying the stream ends with, and report()'s view."""
+    doctor = Doctor(library)
+    view: dict[str, tuple[object, ...]] = {}
+    number = 0
+
+    def apply(found: list[Finding]) -> None:
+        for finding in found:
+            if finding.kind == "withdrawn":
+                view.pop(finding.id, None)
+            else:
+                view[finding.id] = _snapshot(finding)
+
+    for text, now in steps:
+        if text == TICK:
+            apply(doctor.tick(now))
+        else:
+            number += 1
+            apply(doctor.feed(Line("-", number, text), now))
+    apply(doctor.flush())
+    assert doctor.internal_errors == 0
+    return sorted(view.values(), key=repr), sorted((_snapshot(f) for f in doctor.report()), key=repr)
+
+
+def _without_pauses(steps: list[Step]) -> list[Step]:
+    return [(text, 0.0) for text, _ in steps if text != TICK]
+
+
+def _agree(library: Library, steps: list[Step]) -> list[tuple[object, ...]]:
+    streamed, reported = _streamed_and_reported(library, steps)
+    _, unpaused = _streamed_and_reported(library, _without_pauses(steps))
+    assert reported == unpaused  # the pause changed nothing in the end ...
+    assert streamed == reported  # ... and a reader of the stream ends there too
+    return reported
+
+
+W2, W3 = "(Worker pid=2) ", "(Worker pid=3) "
+
+
+def test_a_sighting_counted_on_an_early_report_survives_its_completion(library: Library) -> None:
+    steps: list[Step] = [(t, 0.0) for t in traceback(prefix=W2)] + [(TICK, 1.0)]
+    steps += [(t, 1.0) for t in [*traceback(prefix=W3), W3 + "[done]"]]
+    steps += [(W2 + "    more detail", 1.0), (W2 + "[done]", 1.0)]
+    (finding,) = _agree(library, steps)
+    assert finding[3] == 2  # both workers' copies counted
+
+
+def test_an_early_report_that_takes_over_as_the_earliest_sighting_is_amended_not_recounted(
+    library: Library,
+) -> None:
+    steps: list[Step] = [(t, 0.0) for t in traceback(prefix=W2)]
+    steps += [(t, 0.0) for t in [*traceback(prefix=W3), W3 + "[done]"]] + [(TICK, 1.0)]
+    steps += [(W2 + "    more detail", 1.0), (W2 + "[done]", 1.0)]
+    (finding,) = _agree(library, steps)
+    assert finding[3] == 2
+
+
+def test_a_finding_replaced_by_an_earlier_sighting_in_the_same_call_is_sent_as_replaced(library: Library) -> None:
+    steps: list[Step] = [(W2 + "Traceback (most recent call last):", 0.0)]
+    steps += [(W2 + '  File "/x/vllm/worker.py", line 3, in f', 0.0), (TICK, 1.0)]
+    steps += [(t, 1.0) for t in traceback(prefix=W3)]
+    steps += [(W2 + "    g()", 1.0), (W2 + OOM, 1.0)]
+    (finding,) = _agree(library, steps)
+    assert finding[1][0] == 1 and finding[2] == "Worker pid=2"
