@@ -63,7 +63,7 @@ class Library:
         self.by_id = {p.id: p for p in self.patterns}
         self._exception_patterns = [p for p in self.patterns if p.where in ("exception", "any")]
         self.line_patterns = [
-            p for p in self.patterns if p.where in ("line", "any") and not p.exception and p.compiled_frames is None
+            p for p in self.patterns if p.where in ("line", "any") and not p.exception and p.frames is None
         ]
         # A pattern is tried only on texts holding one of the literals its regex requires (gate.py): a
         # word lookup costs a fraction of a regex search, and most texts hold none.
@@ -78,7 +78,7 @@ class Library:
         self.message_patterns = [
             p
             for p in self._exception_patterns
-            if p.alone and p.compiled_frames is None and selective(self._literals[p.id], one_line=True)
+            if p.alone and p.frames is None and selective(self._literals[p.id], one_line=True)
         ]
         self._message_ids = frozenset(p.id for p in self.message_patterns)
         self.exception_names = sorted({name.rsplit(".", 1)[-1] for p in self.patterns for name in p.exception})
