@@ -429,7 +429,9 @@ def test_output_is_deterministic(synthetic: tuple[dict[str, object], SurfaceInde
     build_index.write(a, document)
     build_index.write(b, json.loads(json.dumps(document)))
     assert a.read_bytes() == b.read_bytes()
-    assert SurfaceIndex.load(a).versions == ("0.1.0", "0.2.0", "0.3.0")
+    stored, built = SurfaceIndex.load(a), synthetic[1]
+    assert stored.versions == ("0.1.0", "0.2.0", "0.3.0")
+    assert stored.entries() == built.entries() and stored.anchors() == built.anchors()  # decoded when reached
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -674,11 +676,16 @@ def test_the_packaged_index_keys_are_the_ones_its_templates_give() -> None:
     # The keys and postings are written by build_index.py so a load parses no template; they must be what
     # lookup_keys() picks from the entries themselves, or a lookup misses entries silently.
     packaged = resources.files("logdoctor.surface").joinpath(surface_index.DATA_FILE).read_bytes()
-    data = json.loads(gzip.decompress(packaged))
-    entries = data["entries"]
-    for raw, (keys, literal) in zip(entries, surface_index.lookup_keys(entries), strict=True):
-        assert raw.get("ky", []) == keys and raw["lc"] == literal, raw["i"]
-    by_key, by_code = surface_index.postings(entries)
+    header, *lines = gzip.decompress(packaged).rstrip(b"\n").split(b"\n")
+    data = json.loads(header)
+    entries = [json.loads(line) for line in lines]
+    assert data["offsets"][-1] == sum(len(line) + 1 for line in lines)
+    assert [raw["i"] for raw in entries] == data["ids"] and data["anchors"] == surface_index.anchor_list(entries)
+    chosen = surface_index.lookup_keys(entries)
+    assert data["keys"] == [keys for keys, _ in chosen] and data["literal"] == [literal for _, literal in chosen]
+    by_key, by_code = surface_index.postings(
+        [{**raw, "ky": keys} for raw, keys in zip(entries, data["keys"], strict=True)]
+    )
     assert data["postings"] == by_key and data["code"] == by_code
 
 

@@ -20,13 +20,15 @@ other than builtins, keywords and self) is dropped and counted.
 
 Output: gzip JSON, deterministic (sorted, compact, gzip mtime 0), read by logdoctor/surface:
 
-    {"format": 2,
+    {"format": 3,
      "versions": ["0.4.3", ...],                 # sorted by version
      "flags": {"0.33.0": ["--block-size", ...]},  # visible `vllm serve` option strings per release
      "stats": {...},                              # what the builder counted (summary numbers)
      "postings": {"bigram": [entry index, ...]},  # each message entry under its rarest key ("ky"[0])
      "code": {"source": [entry index, ...]},      # each assert-bare entry under its "ks"
-     "entries": [{
+     "keys", "literal", "ids": each entry's "ky", "lc" and "i", in entry order (what every load needs),
+     "anchors": every entry's "an", sorted, once each,
+     "entries": [ each entry as its own compact JSON text (decoded when a lookup reaches it) of {
         "i": id (10 hex digits of sha1(kind, class, template with values unnamed)),
         "k": kind: raise | assert | log | argparse | exit | assert-bare,
         "x": exception class (last dotted part), or the log level (WARNING/ERROR/CRITICAL) for "log",
@@ -47,7 +49,8 @@ Output: gzip JSON, deterministic (sorted, compact, gzip mtime 0), read by logdoc
         "st": the whole statement, normalized (omitted when it is "t" normalized),
         "ks": the normalized source texts a traceback's code line can be for it (at least the statement),
         "m": how many files of the newest release that has it hold the statement (omitted if one)
-     }]}
+     } ]}
+build() returns the document with its entries decoded; write() stores it as above.
 """
 
 from __future__ import annotations
@@ -74,9 +77,9 @@ if __package__ in (None, ""):  # run as a script: make `bench.surface` importabl
 
 from bench.surface.messages import BARE, Extractor, Site, _Slot, code_key, has_literal, render  # noqa: E402
 from bench.surface.serve_flags import ClassInfo, collect_classes, serve_flags  # noqa: E402
-from logdoctor.surface.index import lookup_keys, postings  # noqa: E402
+from logdoctor.surface.index import lookup_keys, postings, stored_form  # noqa: E402
 
-FORMAT = 2  # logdoctor/surface/index.py reads this format
+FORMAT = 3  # logdoctor/surface/index.py reads this format
 MIN_LITERAL_CHARS = 12  # a template with less literal text than this recognises nothing
 MIN_LITERAL_WORDS = 2
 MAX_CONDITION = 400  # characters of guard text kept per entry
@@ -189,12 +192,21 @@ AREAS: list[tuple[str, tuple[str, ...]]] = [
     ("engine-args", ("vllm/engine/arg_utils.py",)),
     ("entrypoints", ("vllm/entrypoints/",)),
     ("platforms", ("vllm/platforms/",)),
-    ("model-loading", ("vllm/model_executor/model_loader/", "vllm/transformers_utils/",
-                       "vllm/model_executor/models/registry.py")),
-    ("kv-cache", ("vllm/v1/core/kv_cache", "vllm/v1/core/single_type_kv_cache", "vllm/v1/core/block_pool",
-                  "vllm/core/block", "vllm/worker/cache_engine")),
-    ("worker", ("vllm/v1/worker/", "vllm/v1/executor/", "vllm/executor/", "vllm/worker/",
-                "vllm/v1/engine/core")),
+    (
+        "model-loading",
+        ("vllm/model_executor/model_loader/", "vllm/transformers_utils/", "vllm/model_executor/models/registry.py"),
+    ),
+    (
+        "kv-cache",
+        (
+            "vllm/v1/core/kv_cache",
+            "vllm/v1/core/single_type_kv_cache",
+            "vllm/v1/core/block_pool",
+            "vllm/core/block",
+            "vllm/worker/cache_engine",
+        ),
+    ),
+    ("worker", ("vllm/v1/worker/", "vllm/v1/executor/", "vllm/executor/", "vllm/worker/", "vllm/v1/engine/core")),
     ("distributed", ("vllm/distributed/",)),
     ("attention", ("vllm/attention/", "vllm/v1/attention/", "vllm/model_executor/layers/attention")),
     ("quantization", ("vllm/model_executor/layers/quantization/",)),
@@ -353,8 +365,9 @@ def merge(releases: list[Release]) -> tuple[dict[tuple[str, str | None, str], En
     return entries, dropped, dropped_code
 
 
-def merge_bare(entries: dict[tuple[str, str | None, str], Entry], dropped: Counter[str], site: Site,
-               index: int) -> None:
+def merge_bare(
+    entries: dict[tuple[str, str | None, str], Entry], dropped: Counter[str], site: Site, index: int
+) -> None:
     """A bare assert or raise: one entry per normalized statement (`site.keys[0]`); its first line as the
     newest release writes it is the template, and it is looked up by the keys of every release."""
     statement = site.keys[0]
@@ -435,8 +448,15 @@ def to_json(entry: Entry, releases: list[Release]) -> dict[str, object]:
     assert site is not None
     area = area_of(site.file)
     record: dict[str, object] = {
-        "i": entry.id, "k": entry.kind, "x": entry.cls, "t": entry.template, "f": site.file,
-        "fn": site.function, "l": site.line, "v": ranges(entry.versions), "a": area,
+        "i": entry.id,
+        "k": entry.kind,
+        "x": entry.cls,
+        "t": entry.template,
+        "f": site.file,
+        "fn": site.function,
+        "l": site.line,
+        "v": ranges(entry.versions),
+        "a": area,
         "s": int(is_startup(area, site.file, site.function)),
     }
     if entry.kind == BARE:
@@ -449,8 +469,9 @@ def to_json(entry: Entry, releases: list[Release]) -> dict[str, object]:
     else:
         record["an"] = entry.anchors
     if site.conditions:
-        condition = " and ".join(c if len(site.conditions) == 1 else f"({c})" if " or " in c else c
-                                 for c in site.conditions)
+        condition = " and ".join(
+            c if len(site.conditions) == 1 else f"({c})" if " or " in c else c for c in site.conditions
+        )
         record["c"] = condition if len(condition) <= MAX_CONDITION else condition[: MAX_CONDITION - 1] + "…"
     flags = flags_read(entry, releases)
     if flags:
@@ -490,8 +511,9 @@ def argspec_differences(releases: list[Release], argspecs: Path) -> list[str]:
 
 
 def write(path: Path, document: dict[str, object]) -> int:
-    """Deterministic gzip: sorted keys, compact separators, no file name or time in the header."""
-    raw = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    """Deterministic gzip of the document's stored form (index.stored_form): sorted keys, compact
+    separators, no file name or time in the header."""
+    raw = stored_form(document)
     buffer = io.BytesIO()
     with gzip.GzipFile(filename="", mode="wb", fileobj=buffer, compresslevel=9, mtime=0) as gz:
         gz.write(raw)
@@ -519,21 +541,27 @@ def read_releases(src: Path, log: bool, cache: Path | None) -> list[Release]:
         release = read_release(folder, sources)
         releases.append(release)
         if log:
-            print(f"  {release.version}: {release.files} files, {len(release.sites)} sites, "
-                  f"{len(release.flags)} serve options, {len(release.failed)} failed to parse", file=sys.stderr)
+            print(
+                f"  {release.version}: {release.files} files, {len(release.sites)} sites, "
+                f"{len(release.flags)} serve options, {len(release.failed)} failed to parse",
+                file=sys.stderr,
+            )
     if cache is not None:
         cache.write_bytes(pickle.dumps((stamp.hexdigest(), releases)))
     return releases
 
 
-def build(src: Path, argspecs: Path | None = None, log: bool = True,
-          cache: Path | None = None) -> tuple[dict[str, object], list[str]]:
+def build(
+    src: Path, argspecs: Path | None = None, log: bool = True, cache: Path | None = None
+) -> tuple[dict[str, object], list[str]]:
     """Read every release under `src`; return the index document and the summary lines."""
     started = time.monotonic()
     releases = read_releases(src, log, cache)
     entries, dropped, dropped_code = merge(releases)
-    ordered = sorted(entries.values(), key=lambda e: (e.site.file if e.site else "", e.site.line if e.site else 0,
-                                                       e.template, e.kind, e.cls or ""))
+    ordered = sorted(
+        entries.values(),
+        key=lambda e: (e.site.file if e.site else "", e.site.line if e.site else 0, e.template, e.kind, e.cls or ""),
+    )
     ids = Counter(e.id for e in ordered)
     if any(n > 1 for n in ids.values()):
         raise SystemExit(f"id collision: {[i for i, n in ids.items() if n > 1]}")
@@ -564,8 +592,9 @@ def build(src: Path, argspecs: Path | None = None, log: bool = True,
     return document, lines
 
 
-def summary_stats(releases: list[Release], records: list[dict[str, object]],
-                  dropped: Counter[str], dropped_code: Counter[str]) -> dict[str, object]:
+def summary_stats(
+    releases: list[Release], records: list[dict[str, object]], dropped: Counter[str], dropped_code: Counter[str]
+) -> dict[str, object]:
     return {
         "files": sum(r.files for r in releases),
         "failed": sum(len(r.failed) for r in releases),
@@ -583,19 +612,26 @@ def summary_stats(releases: list[Release], records: list[dict[str, object]],
 
 
 def summary_lines(releases: list[Release], stats: dict[str, object]) -> list[str]:
-    lines = [f"versions: {len(releases)} ({releases[0].version} .. {releases[-1].version})" if releases
-             else "versions: none",
-             f"files parsed: {stats['files']}, failed: {stats['failed']}"]
+    lines = [
+        f"versions: {len(releases)} ({releases[0].version} .. {releases[-1].version})"
+        if releases
+        else "versions: none",
+        f"files parsed: {stats['files']}, failed: {stats['failed']}",
+    ]
     for release in releases:
         for file, why in release.failed:
             lines.append(f"  parse failure {release.version} {file}: {why}")
-    lines.append(f"sites: {stats['sites']} -> entries: {stats['entries']} "
-                 f"(with variants {stats['with_variants']}, with flags {stats['with_flags']})")
+    lines.append(
+        f"sites: {stats['sites']} -> entries: {stats['entries']} "
+        f"(with variants {stats['with_variants']}, with flags {stats['with_flags']})"
+    )
     lines.append(f"entries per kind: {stats['by_kind']}")
     lines.append(f"entries per area: {stats['by_area']}")
     lines.append(f"dropped as too generic: {stats['dropped_templates']} templates ({stats['dropped_sites']} sites)")
-    lines.append(f"bare asserts and raises dropped as naming too little: {stats['dropped_bare_statements']} "
-                 f"statements ({stats['dropped_bare_sites']} sites)")
+    lines.append(
+        f"bare asserts and raises dropped as naming too little: {stats['dropped_bare_statements']} "
+        f"statements ({stats['dropped_bare_sites']} sites)"
+    )
     return lines
 
 
@@ -603,8 +639,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--src", type=Path, required=True, help="folder of release folders (0.33.0/vllm/...)")
     parser.add_argument("--out", type=Path, required=True, help="the .json.gz to write")
-    parser.add_argument("--argspecs", type=Path, default=Path(__file__).resolve().parents[2] / "logdoctor" /
-                        "launch" / "argspecs", help="real parser dumps to check the serve options against")
+    parser.add_argument(
+        "--argspecs",
+        type=Path,
+        default=Path(__file__).resolve().parents[2] / "logdoctor" / "launch" / "argspecs",
+        help="real parser dumps to check the serve options against",
+    )
     parser.add_argument("--cache", type=Path, help="pickle of the parsed releases to reuse (development)")
     args = parser.parse_args(argv)
     document, lines = build(args.src, args.argspecs, cache=args.cache)

@@ -18,7 +18,7 @@ from logdoctor.surface import template as tpl
 from logdoctor.versions import parse_version
 
 DATA_FILE = "vllm-surface.json.gz"
-FORMAT = 2  # 2: lookup keys and literal counts stored per entry
+FORMAT = 3  # 2: lookup keys and literal counts stored per entry; 3: entries stored as JSON texts
 # Below this many fixed characters a template matches only a whole message (from its start or after a
 # prefix's `:`/`]`, to its end): "{x} is not supported" must not fire inside an unrelated sentence.
 STRONG_LITERAL = 30
@@ -66,12 +66,21 @@ class SurfaceIndex:
     made when the index was built (`lookup_keys`, `postings`), and an entry is turned into a SurfaceEntry, and
     its template parsed and compiled, only when a lookup reaches it."""
 
-    def __init__(self, data: dict[str, Any]) -> None:
+    def __init__(self, data: dict[str, Any], text: memoryview | bytes = b"") -> None:
         if data.get("format") != FORMAT:
             raise ValueError(f"surface index format {data.get('format')!r}, expected {FORMAT}")
         self.versions: tuple[str, ...] = tuple(data["versions"])
         self._flags = {v: frozenset(f) for v, f in data["flags"].items()}
-        self._raw: list[dict[str, Any]] = data["entries"]
+        # Each entry stays the JSON text it was stored as (one line of the file, in `text`) until a lookup
+        # reaches it: decoding all 21,000 at once cost 70 MiB and most of a load. A document from the
+        # builder holds them decoded.
+        self._text, self._offsets = text, data.get("offsets", [])
+        self._raw: list[dict[str, Any] | None] = data["entries"] if "entries" in data else [None] * len(data["ids"])
+        decoded = [raw for raw in self._raw if raw is not None]
+        self._keys: list[list[str]] = data["keys"] if "keys" in data else [raw.get("ky", []) for raw in decoded]
+        self._literal: list[int] = data["literal"] if "literal" in data else [raw["lc"] for raw in decoded]
+        self._id_list: list[str] = data["ids"] if "ids" in data else [raw["i"] for raw in decoded]
+        self._anchors: list[str] = data["anchors"] if "anchors" in data else anchor_list(decoded)
         self._made: list[SurfaceEntry | None] = [None] * len(self._raw)
         self._pieces: dict[int, tuple[tpl.Piece, ...]] = {}
         self._ids: dict[str, int] | None = None
@@ -88,42 +97,67 @@ class SurfaceIndex:
             raw = resources.files("logdoctor.surface").joinpath(DATA_FILE).read_bytes()
         else:
             raw = Path(path).read_bytes()
-        return cls(json.loads(gzip.decompress(raw)))
+        return cls.from_stored(gzip.decompress(raw))
+
+    @classmethod
+    def from_stored(cls, stored: bytes) -> SurfaceIndex:
+        """The data file's form (stored_form): a JSON header line, then one line of JSON per entry."""
+        end = stored.find(b"\n")
+        header = json.loads(stored[: end if end >= 0 else len(stored)])
+        return cls(header, memoryview(stored)[end + 1 :] if end >= 0 else memoryview(b""))
+
+    def _decoded(self, index: int) -> dict[str, Any]:
+        raw = self._raw[index]
+        if raw is None:
+            start, end = self._offsets[index], self._offsets[index + 1] - 1
+            raw = self._raw[index] = json.loads(bytes(self._text[start:end]))
+        return raw
 
     def _entry(self, index: int) -> SurfaceEntry:
         made = self._made[index]
         if made is None:
-            raw = self._raw[index]
+            raw = self._decoded(index)
             made = self._made[index] = SurfaceEntry(
-                id=raw["i"], kind=raw["k"], exception=raw.get("x"), template=raw["t"], file=raw["f"],
-                function=raw["fn"], line=raw["l"], condition=raw.get("c"), flags=tuple(raw.get("g", ())),
-                env_vars=tuple(raw.get("n", ())), versions=self._expand(raw["v"]), area=raw["a"],
-                startup=bool(raw["s"]), variants=tuple(raw.get("r", ())), statement=raw.get("st"),
+                id=raw["i"],
+                kind=raw["k"],
+                exception=raw.get("x"),
+                template=raw["t"],
+                file=raw["f"],
+                function=raw["fn"],
+                line=raw["l"],
+                condition=raw.get("c"),
+                flags=tuple(raw.get("g", ())),
+                env_vars=tuple(raw.get("n", ())),
+                versions=self._expand(raw["v"]),
+                area=raw["a"],
+                startup=bool(raw["s"]),
+                variants=tuple(raw.get("r", ())),
+                statement=raw.get("st"),
                 files=raw.get("m", 1),
             )
         return made
 
     def _expand(self, spec: str) -> tuple[str, ...]:
-        """"3-5,9" -> the releases at those indices."""
+        """ "3-5,9" -> the releases at those indices."""
         out: list[str] = []
         for run in spec.split(","):
             start, _, end = run.partition("-")
-            out += self.versions[int(start): int(end or start) + 1]
+            out += self.versions[int(start) : int(end or start) + 1]
         return tuple(out)
 
     def _newest(self, index: int) -> int:
         """The index of the newest release that has the entry."""
-        return max(int(run.rpartition("-")[2]) for run in self._raw[index]["v"].split(","))
+        return max(int(run.rpartition("-")[2]) for run in self._decoded(index)["v"].split(","))
 
     def _parsed(self, index: int) -> tuple[tpl.Piece, ...]:
         pieces = self._pieces.get(index)
         if pieces is None:
-            pieces = self._pieces[index] = tpl.parse(self._raw[index]["t"])
+            pieces = self._pieces[index] = tpl.parse(self._decoded(index)["t"])
         return pieces
 
     def _anchored(self, index: int) -> bool:
         """A weak template (little fixed text) must cover the message to its end."""
-        return int(self._raw[index].get("lc", 0)) < STRONG_LITERAL
+        return self._literal[index] < STRONG_LITERAL
 
     # -- lookups -----------------------------------------------------------------------------------
 
@@ -164,7 +198,7 @@ class SurfaceIndex:
             agrees = int(wanted is not None and entry.exception is not None and _last_part(entry.exception) == wanted)
             present = int(release is not None and release in entry.versions)
             empty = sum(1 for v in hit.values.values() if not v)  # "Tool call {id} has" matching "Tool call has"
-            ranked.append(((-int(self._raw[index].get("lc", 0)), -agrees, -present, empty), entry.id, hit))
+            ranked.append(((-self._literal[index], -agrees, -present, empty), entry.id, hit))
         ranked.sort(key=lambda item: (item[0], item[1]))
         return [hit for _, _, hit in ranked]
 
@@ -194,19 +228,25 @@ class SurfaceIndex:
                 return None
         release = self._release_at(version) if version else None
         entry = self._entry
-        best = min(found, key=lambda i: (release is not None and release not in entry(i).versions,
-                                         key != (entry(i).statement or code_key(entry(i).template)),
-                                         -self._newest(i), entry(i).id))
+        best = min(
+            found,
+            key=lambda i: (
+                release is not None and release not in entry(i).versions,
+                key != (entry(i).statement or code_key(entry(i).template)),
+                -self._newest(i),
+                entry(i).id,
+            ),
+        )
         return SurfaceHit(entry(best), {}, 1.0)
 
     def literal_chars(self, entry: SurfaceEntry) -> int:
         """How many fixed, non-space characters the entry's template has (what a hit covers)."""
         index = self._index_of(entry.id)
-        return int(self._raw[index].get("lc", 0)) if index is not None else 0
+        return self._literal[index] if index is not None else 0
 
     def _index_of(self, id: str) -> int | None:
         if self._ids is None:
-            self._ids = {raw["i"]: i for i, raw in enumerate(self._raw)}
+            self._ids = {id: i for i, id in enumerate(self._id_list)}
         return self._ids.get(id)
 
     def _grams(self, message: tpl.Message) -> set[str]:
@@ -219,7 +259,7 @@ class SurfaceIndex:
         found: list[int] = []
         for key in grams:
             for index in self._postings.get(key, ()):
-                if all(k in grams for k in self._raw[index]["ky"]):
+                if all(k in grams for k in self._keys[index]):
                     found.append(index)
         return found
 
@@ -230,7 +270,7 @@ class SurfaceIndex:
         return pattern
 
     def _confirm(self, index: int, message: tpl.Message) -> SurfaceHit | None:
-        anchored, literal = self._anchored(index), int(self._raw[index].get("lc", 0))
+        anchored, literal = self._anchored(index), self._literal[index]
         texts = (message.joined,) if message.spaced == message.joined else (message.joined, message.spaced)
         for text in texts:
             try:  # the patterns' budget: a length, with a hang guard (library/matcher.py)
@@ -294,7 +334,7 @@ class SurfaceIndex:
     def anchors(self) -> list[str]:
         """Literal fragments for a multi-literal prefilter: each entry's one or two longest fixed pieces
         (12 characters or more where it has them), which every rendering of it contains."""
-        return sorted({a for raw in self._raw for a in raw.get("an", ())})
+        return self._anchors
 
 
 def lookup_keys(entries: Sequence[dict[str, Any]]) -> list[tuple[list[str], int]]:
@@ -314,10 +354,38 @@ def lookup_keys(entries: Sequence[dict[str, Any]]) -> list[tuple[list[str], int]
         if pieces is None:
             out.append(([], tpl.literal_chars((tpl.Piece(raw["t"]),))))
             continue
-        pool = sorted(set(bigrams) or {u for u in unigrams if len(u) >= 4} or set(unigrams),
-                      key=lambda k: (frequency[k], k))
+        pool = sorted(
+            set(bigrams) or {u for u in unigrams if len(u) >= 4} or set(unigrams), key=lambda k: (frequency[k], k)
+        )
         out.append((pool[:KEYS_PER_ENTRY], tpl.literal_chars(pieces)))
     return out
+
+
+def anchor_list(entries: Sequence[dict[str, Any]]) -> list[str]:
+    """Every entry's anchors ("an"), once each, sorted."""
+    return sorted({a for raw in entries for a in raw.get("an", ())})
+
+
+def stored_form(document: dict[str, Any]) -> bytes:
+    """The builder's document as the data file holds it: a header line of JSON with what every load
+    needs of all entries (keys, literal counts, ids, anchors, and where each entry's line starts), then
+    each entry as one line of compact JSON, read when a lookup reaches it."""
+    entries = document["entries"]
+    # The keys and literal counts live in the header (every load reads them); each line holds the rest.
+    lines = [_compact({k: v for k, v in raw.items() if k not in ("ky", "lc")}).encode("utf-8") for raw in entries]
+    header = {k: v for k, v in document.items() if k != "entries"}
+    header["keys"] = [raw.get("ky", []) for raw in entries]
+    header["literal"] = [raw["lc"] for raw in entries]
+    header["ids"] = [raw["i"] for raw in entries]
+    header["anchors"] = anchor_list(entries)
+    header["offsets"] = offsets = [0]  # where each entry's line starts, counted from the first one
+    for line in lines:
+        offsets.append(offsets[-1] + len(line) + 1)
+    return _compact(header).encode("utf-8") + b"\n" + b"".join(line + b"\n" for line in lines)
+
+
+def _compact(value: object) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def postings(entries: Sequence[dict[str, Any]]) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
@@ -338,8 +406,9 @@ def code_key(text: str) -> str:
     """Source text as a lookup key: caret lines dropped, lines joined (a continuation's backslash
     dropped), whitespace runs as one space, no space inside brackets (`assert (` newline `a == b)` ->
     `assert (a == b)`); the same normalisation as bench/surface/messages.py's, which wrote the keys."""
-    lines = [line.rstrip().removesuffix("\\") for line in text.splitlines()
-             if line.strip() and not _CARETS.fullmatch(line)]
+    lines = [
+        line.rstrip().removesuffix("\\") for line in text.splitlines() if line.strip() and not _CARETS.fullmatch(line)
+    ]
     return _BRACKET_SPACE.sub(r"\1\2", " ".join(" ".join(lines).split()))
 
 
