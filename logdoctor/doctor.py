@@ -11,12 +11,13 @@ judgement so far (the root cause nearly always precedes its wrappers). Post-mort
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from logdoctor import records
 from logdoctor.assemble import Assembler, Event
-from logdoctor.diagnose import can_be_primary, dedupe_key, diagnose, error_lines, rank, rank_key
+from logdoctor.diagnose import dedupe_key, diagnose, error_lines, rank
 from logdoctor.framing import Line
 from logdoctor.launch.tracker import LaunchTracker
 from logdoctor.library.matcher import Library
@@ -66,7 +67,6 @@ class Doctor:
         self.lines = 0
         self.internal_errors = 0
         self._seen: dict[tuple[object, ...], _Sightings] = {}
-        self._primary: dict[tuple[str, int], Finding] = {}
         self._issued = 0  # ids handed out
         self._amended: dict[str, Finding] = {}  # findings changed since the last call returned
         self._withdrawn: list[Finding] = []  # findings taken back since then
@@ -112,8 +112,8 @@ class Doctor:
     def _diagnose(self, events: list[Event]) -> list[Finding]:
         """The findings these events add, then an `update` copy of each earlier finding they changed (a
         stream reports what it knows at once and amends it; `report()` is the settled view)."""
-        if not events and not self._amended and not self._withdrawn:
-            return []  # most lines: nothing completed, nothing to amend (feed() runs this per line)
+        if not events:
+            return []  # most lines: nothing completed (amendments are made and sent within one call)
         new = self._new_findings(events)
         if new or self._amended or self._withdrawn:
             self._settle_primaries({(f.source, f.launch) for f in (*new, *self._amended.values(), *self._withdrawn)})
@@ -124,6 +124,7 @@ class Doctor:
         # is neither printed nor withdrawn.
         new = [self._current(f) for f in new if f.id not in gone]
         updates = [f.model_copy(update={"kind": "update"}) for f in self._amended.values() if f.id not in issued | gone]
+        updates.sort(key=lambda f: f.primary)  # a launch's old root cause is demoted before the new one is promoted
         withdrawn = [f.model_copy(update={"kind": "withdrawn"}) for f in self._withdrawn if f.id not in issued]
         self._amended.clear()
         self._withdrawn.clear()
@@ -143,10 +144,7 @@ class Doctor:
             findings = self._by_launch.get(key, [])
             before = {f.id: f.primary for f in findings}
             rank(findings)
-            self._primary.pop(key, None)
             for finding in findings:
-                if finding.primary:
-                    self._primary[key] = finding
                 if before.get(finding.id) != finding.primary:
                     self._amend(finding)
 
@@ -199,7 +197,6 @@ class Doctor:
         self.findings.append(finding)
         self._by_launch.setdefault((finding.source, finding.launch), []).append(finding)
         self._link_explanations(finding)
-        self._mark_provisional_primary(finding)
 
     def _take_back(self, early: _Early, complete: Finding | None) -> tuple[bool, str | None]:
         """Undo what an event's provisional report did, now that the event is complete (`complete` is its
@@ -240,15 +237,11 @@ class Doctor:
 
     def _withdraw(self, early: Finding) -> None:
         """Take back an early report: the complete event that follows replaces it."""
-        same_launch = self._by_launch.get((early.source, early.launch), [])
-        if _remove_identical(same_launch, early):
-            _remove_identical(self.findings, early)
+        _remove_identical(self._by_launch.get((early.source, early.launch), []), early)
+        _remove_identical(self.findings, early)
         key = dedupe_key(early)
         if key in self._seen and self._seen[key].best is early:
             del self._seen[key]
-        for launch, best in list(self._primary.items()):
-            if best is early:
-                del self._primary[launch]
 
     def _link_explanations(self, finding: Finding) -> None:
         """A finding whose pattern explains a later error of its launch (library `explains`) becomes the
@@ -266,11 +259,6 @@ class Doctor:
             shown = {e.line for e in earlier.evidence}
             earlier.evidence += [e for e in error_lines(later) if e.line not in shown]
             earlier.lines = (earlier.lines[0], max(earlier.lines[1], earlier.evidence[-1].line))
-            for key, best in list(self._primary.items()):
-                if best is later:
-                    later.primary = False
-                    del self._primary[key]
-            self._mark_provisional_primary(earlier)
 
     def _internal_error(self, exc: Exception, line: Line) -> None:
         self.internal_errors += 1
@@ -315,22 +303,6 @@ class Doctor:
         new.id = old.id
         for findings in (self.findings, self._by_launch[(old.source, old.launch)]):
             findings[_index_identical(findings, old)] = new
-        for key, best in self._primary.items():
-            if best is old:
-                self._primary[key] = new
-
-    def _mark_provisional_primary(self, finding: Finding) -> None:
-        if not can_be_primary(finding):
-            return
-        key = (finding.source, finding.launch)
-        best = self._primary.get(key)
-        if best is None or rank_key(finding) < rank_key(best):
-            if best is not None and best is not finding:
-                best.primary = False  # a stream shows one root cause per launch at a time
-                self._amend(best)
-            self._primary[key] = finding
-            finding.primary = True
-            self._amend(finding)
 
 
 def _index_identical(findings: list[Finding], finding: Finding) -> int:
@@ -342,9 +314,6 @@ def _index_identical(findings: list[Finding], finding: Finding) -> int:
     raise ValueError("finding not held")
 
 
-def _remove_identical(findings: list[Finding], finding: Finding) -> bool:
-    try:
+def _remove_identical(findings: list[Finding], finding: Finding) -> None:
+    with contextlib.suppress(ValueError):  # not held: nothing to remove
         del findings[_index_identical(findings, finding)]
-    except ValueError:
-        return False
-    return True

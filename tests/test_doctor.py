@@ -296,6 +296,8 @@ def _snapshot(finding: Finding) -> tuple[object, ...]:
         finding.occurrences,
         tuple(e.line for e in finding.evidence),
         finding.primary,
+        finding.severity,
+        finding.role,
     )
 
 
@@ -363,3 +365,35 @@ def test_a_finding_replaced_by_an_earlier_sighting_in_the_same_call_is_sent_as_r
     steps += [(W2 + "    g()", 1.0), (W2 + OOM, 1.0)]
     (finding,) = _agree(library, steps)
     assert finding[1][0] == 1 and finding[2] == "Worker pid=2"
+
+
+def test_a_stream_reader_sees_a_warning_become_the_cause_of_a_later_error(library: Library) -> None:
+    warning = library.by_id["install.vllm-extension-import-warning"]
+    error = library.by_id["install.vllm-op-not-registered"]
+    steps: list[Step] = [(warning.examples.match[0], 0.0), ("noise", 0.0), (error.examples.match[0], 0.0)]
+    by_rule = {f[0]: f for f in _agree(library, steps)}
+    assert by_rule[warning.id][6:] == ("error", "cause") and by_rule[error.id][6:] == ("error", "consequence")
+
+
+def test_an_error_reported_early_and_completed_stays_explained_by_the_warning_before_it(library: Library) -> None:
+    warning = library.by_id["install.vllm-extension-import-warning"]
+    error = library.by_id["install.vllm-op-not-registered"]
+    steps: list[Step] = [(warning.examples.match[0], 0.0)]
+    steps += [(t, 0.0) for t in traceback(error.examples.match[0], prefix=W2)] + [(TICK, 1.0)]
+    # Quiet, then the exception's message goes on: the event completes as the same error.
+    steps += [(W2 + "    more detail", 1.0), (W2 + "[done]", 1.0)]
+    findings = _agree(library, steps)
+    (cause,) = [f for f in findings if f[0] == warning.id]
+    (consequence,) = [f for f in findings if f[0] != warning.id]  # in a traceback its frames decide the rule
+    assert (cause[7], consequence[7]) == ("cause", "consequence") and cause[5] and not consequence[5]
+
+
+def test_the_line_after_a_logged_error_ends_its_group_without_being_fed(library: Library) -> None:
+    # The sieve's shortcut: a line of the same stream with another header closes the logged group, and
+    # the Doctor hands back its findings instead of asking for the line to be fed.
+    doctor = Doctor(library)
+    record = "(APIServer pid=7) ERROR 11-30 10:00:01 [x.py:2] "
+    assert doctor.feed(Line("-", 1, record + OOM)) == []
+    found = doctor.end_logged_group(Line("-", 2, "(APIServer pid=7) INFO 11-30 10:00:02 [x.py:3] next"))
+    assert found is not None and [f.rule for f in found] == ["memory.cuda-oom"]
+    assert doctor.end_logged_group(Line("-", 3, "(APIServer pid=7) INFO 11-30 10:00:02 [x.py:3] more")) is None

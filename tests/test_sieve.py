@@ -435,3 +435,34 @@ PAUSED_READS = {
 def test_a_followed_log_with_pauses_streams_the_same_sieved(case: str, library: Library, prefilter: Prefilter) -> None:
     reads, pauses = PAUSED_READS[case]
     assert follow(reads, library, prefilter, pauses) == follow(reads, library, None, pauses)
+
+
+def test_a_rank_prefixed_logged_error_is_ended_by_its_streams_next_line_unfed(
+    library: Library, prefilter: Prefilter
+) -> None:
+    # torch elastic's `[rank0]:` streams are found by their name, as `pid=` streams by their number.
+    served = b"[rank0]: INFO 11-30 10:00:00 [x.py:1] served request\n"
+    broken = b"[rank0]: ERROR 11-30 10:00:01 [x.py:2] broken: no KV cache\n"
+    data = served * 1000 + broken + served * 1000
+    fed, doctor = fed_lines(data, library, prefilter)
+    assert fed == [1, 1001] and doctor.lines == 2001
+    assert report(data, library, prefilter) == report(data, library, None)
+
+
+def test_the_open_stream_whose_line_comes_first_decides_not_another_listed_before_it(
+    library: Library, prefilter: Prefilter
+) -> None:
+    # An unprefixed raw traceback is open (its next line is far away) while a logged error of pid=7
+    # waits for its stream's next line: that line, which comes first, ends the logged group unfed.
+    data = (
+        b"Traceback (most recent call last):\n"
+        + b'  File "/x/vllm/entrypoints/cli/main.py", line 1, in main\n'
+        + BROKEN
+        + SERVED * 300
+        + b"    raise ValueError('boom')\n"
+        + b"ValueError: boom\n"
+        + SERVED * 300
+    )
+    fed, _ = fed_lines(data, library, prefilter)
+    assert 4 not in fed  # pid=7's next line, after its ERROR record at line 3
+    assert report(data, library, prefilter) == report(data, library, None)
