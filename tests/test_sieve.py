@@ -466,3 +466,23 @@ def test_the_open_stream_whose_line_comes_first_decides_not_another_listed_befor
     fed, _ = fed_lines(data, library, prefilter)
     assert 4 not in fed  # pid=7's next line, after its ERROR record at line 3
     assert report(data, library, prefilter) == report(data, library, None)
+
+
+def test_a_read_that_starts_with_a_blank_line_inside_a_raw_traceback_reads_the_same(
+    library: Library, prefilter: Prefilter
+) -> None:
+    # A chained traceback's blank line starts a read; the unprefixed line right after it belongs to the
+    # open traceback and must be found from the read's first newline on.
+    first = (
+        b"Traceback (most recent call last):\n"
+        b'  File "/x/vllm/entrypoints/cli/main.py", line 1, in main\n'
+        b"    raise ValueError('boom')\n"
+        b"ValueError: boom\n"
+    )
+    rest = b"\nDuring handling of the above exception, another exception occurred:\n\n" + first.replace(
+        b"ValueError: boom", b"RuntimeError: wrapped"
+    )
+    data = first + rest + SERVED * 50
+    whole = [f.model_dump(mode="json") for f in fed_lines(data, library, prefilter)[1].report()]
+    cut = [f.model_dump(mode="json") for f in fed_lines(data, library, prefilter, cuts=(len(first),))[1].report()]
+    assert cut == whole
