@@ -545,6 +545,15 @@ class Assembler:
         self._resumable.clear()
         return [self._close(key) for key in list(self._open)]
 
+    def end_source_streams(self, source: str) -> list[Event]:
+        """A new launch started in `source`: the processes of the one before are gone, so what they had
+        open is complete (their next line will never come). A crash loop's file otherwise kept every
+        launch's streams open until MAX_SILENT_LINES later, and every skipped stretch searched for them."""
+        for waiting in (self._resumable, self._preambles):
+            for key in [k for k in waiting if k[0] == source]:
+                del waiting[key]
+        return [self._close(key) for key in [k for k in self._open if k[0] == source]]
+
     @property
     def pending(self) -> bool:
         return bool(self._open)

@@ -19,7 +19,7 @@ from logdoctor import records
 from logdoctor.assemble import Assembler, Event
 from logdoctor.diagnose import dedupe_key, diagnose, error_lines, rank
 from logdoctor.framing import Line
-from logdoctor.launch.tracker import LaunchTracker
+from logdoctor.launch.tracker import Launch, LaunchTracker
 from logdoctor.library.matcher import Library
 from logdoctor.model import SEVERITY_ORDER, EvidenceLine, Finding
 
@@ -60,6 +60,7 @@ class Doctor:
         self._on_internal_error = on_internal_error or self.internal_error_reports.append
         self.assembler = Assembler(quiet, library.exception_names)
         self.launches = LaunchTracker()
+        self._launch_of_source: dict[str, Launch] = {}  # the launch each source's last line belonged to
         self.findings: list[Finding] = []
         # The same findings by (source, launch): ranking and explanation links never cross a launch, so
         # each new finding costs the size of its launch, not of everything the input held before it.
@@ -77,8 +78,12 @@ class Doctor:
     def feed(self, line: Line, now: float = 0.0) -> list[Finding]:
         self.lines += 1
         record = records.parse(line)
-        self.launches.observe(record)
-        return self._diagnose(self.assembler.feed(record, now))
+        launch = self.launches.observe(record)
+        ended: list[Event] = []
+        if self._launch_of_source.get(line.source, launch) is not launch:
+            ended = self.assembler.end_source_streams(line.source)  # the launch before it is over
+        self._launch_of_source[line.source] = launch
+        return self._diagnose(ended + self.assembler.feed(record, now))
 
     def skip(self, count: int) -> None:
         """`count` lines were read past unseen: a sieve (sieve.py) knew they could not matter."""

@@ -160,6 +160,8 @@ class LaunchTracker:
 
     def launch_of(self, source: str, line_number: int) -> Launch:
         launches = self._launches.get(source) or [Launch(1, 1)]
+        if line_number >= launches[-1].first_line:  # nearly always: the event belongs to the current launch
+            return launches[-1]
         starts = [launch.first_line for launch in launches]
         return launches[max(bisect_right(starts, line_number) - 1, 0)]
 

@@ -19,14 +19,19 @@ from logdoctor.library.literals import Literals
 
 K = TypeVar("K", bound=Hashable)
 _WORD = re.compile(r"\w+")
+DIRECT_PREFIX = 8
 
 
 def _inner_word(text: str) -> str | None:
     """The longest word of `text` bounded by non-word characters inside it (or the text's ends when
     those are non-word characters), or None."""
     words = [(m.start(), m.end(), m[0]) for m in _WORD.finditer(text)]
-    whole = [w for s, e, w in words if (s > 0 or not text[:1].isalnum() and text[:1] != "_")
-             and (e < len(text) or not (text[-1:].isalnum() or text[-1:] == "_"))]
+    whole = [
+        w
+        for s, e, w in words
+        if (s > 0 or not text[:1].isalnum() and text[:1] != "_")
+        and (e < len(text) or not (text[-1:].isalnum() or text[-1:] == "_"))
+    ]
     return max(whole, key=len) if whole else None
 
 
@@ -38,6 +43,10 @@ class LiteralGate(Generic[K]):
         self._by_word: dict[str, list[tuple[K, str]]] = {}
         self._by_word_caseless: dict[str, list[tuple[K, str]]] = {}
         self._direct: list[tuple[K, str, bool]] = []
+        # The literals without a whole word, grouped by their first DIRECT_PREFIX characters: one `in` per
+        # group, and the group's literals only where it is present (the CUDA, HIP and Neuron error names
+        # share a few prefixes: 400 tests a text became about 130).
+        self._direct_groups: list[tuple[str, bool, list[tuple[K, str]]]] = []
         for key, literals in items:
             if literals is None or not literals.texts:
                 self.always.append(key)
@@ -52,17 +61,24 @@ class LiteralGate(Generic[K]):
                 else:
                     self._by_word.setdefault(word, []).append((key, folded))
 
+        groups: dict[tuple[str, bool], list[tuple[K, str]]] = {}
+        for key, literal, caseless in self._direct:
+            groups.setdefault((literal[:DIRECT_PREFIX], caseless), []).append((key, literal))
+        self._direct_groups = [(prefix, caseless, members) for (prefix, caseless), members in groups.items()]
+        self._any_caseless = bool(self._by_word_caseless) or any(caseless for _, _, caseless in self._direct)
+
     def candidates(self, text: str) -> set[K]:
         found: set[K] = set(self.always)
         words = set(_WORD.findall(text))
         for word in words & self._by_word.keys():
             found.update(key for key, literal in self._by_word[word] if literal in text)
-        lowered: str | None = None
-        if self._by_word_caseless or any(caseless for _, _, caseless in self._direct):
+        lowered = text
+        if self._any_caseless:
             lowered = text.lower()
             for word in set(_WORD.findall(lowered)) & self._by_word_caseless.keys():
                 found.update(key for key, literal in self._by_word_caseless[word] if literal in lowered)
-        for key, literal, caseless in self._direct:
-            if key not in found and literal in (lowered if caseless and lowered is not None else text):
-                found.add(key)
+        for prefix, caseless, members in self._direct_groups:
+            hay = lowered if caseless else text
+            if prefix in hay:
+                found.update(key for key, literal in members if literal in hay)
         return found
