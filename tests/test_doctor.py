@@ -397,3 +397,21 @@ def test_the_line_after_a_logged_error_ends_its_group_without_being_fed(library:
     found = doctor.end_logged_group(Line("-", 2, "(APIServer pid=7) INFO 11-30 10:00:02 [x.py:3] next"))
     assert found is not None and [f.rule for f in found] == ["memory.cuda-oom"]
     assert doctor.end_logged_group(Line("-", 3, "(APIServer pid=7) INFO 11-30 10:00:02 [x.py:3] more")) is None
+
+
+def test_an_early_repeat_that_completes_is_counted_once(library: Library) -> None:
+    # Worker 3's copy is reported when it goes quiet (one more sighting of worker 2's error), then goes on:
+    # taken back and counted again, it is still one sighting.
+    steps: list[Step] = [(t, 0.0) for t in [*traceback(prefix=W2), W2 + "[done]"]]
+    steps += [(t, 0.0) for t in traceback(prefix=W3)] + [(TICK, 1.0)]
+    steps += [(W3 + "    more detail", 1.0), (W3 + "[done]", 1.0)]
+    (finding,) = _agree(library, steps)
+    assert finding[3] == 2
+
+
+def test_an_early_report_completed_at_the_end_does_not_hide_the_events_closed_with_it(library: Library) -> None:
+    # At flush worker 2's reopened traceback and worker 3's close together: both are counted.
+    steps: list[Step] = [(t, 0.0) for t in traceback(prefix=W2)] + [(TICK, 1.0)]
+    steps += [(W2 + "    more detail", 1.0)] + [(t, 1.0) for t in traceback(prefix=W3)]
+    (finding,) = _agree(library, steps)
+    assert finding[3] == 2
