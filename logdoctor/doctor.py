@@ -313,7 +313,7 @@ class Doctor:
 def _index_identical(findings: list[Finding], finding: Finding) -> int:
     """Where this very finding is (searched from the end: it is a recent one). Not list.index, which
     compares every field of every earlier finding."""
-    for at in range(len(findings) - 1, -1, -1):
+    for at in reversed(range(len(findings))):
         if findings[at] is finding:
             return at
     raise ValueError("finding not held")
