@@ -6,6 +6,7 @@ from logdoctor.assemble import (
     MAX_EVENT_HEAD,
     MAX_EVENT_TAIL,
     MAX_FRAMES,
+    MAX_MESSAGE_CHARS,
     MAX_SILENT_LINES,
     Assembler,
     Event,
@@ -399,3 +400,99 @@ def test_flush_ends_the_input_so_nothing_closed_before_it_reopens() -> None:
     assembler.feed(parse(Line("-", 3, RAW_TB[4])), now=2.0)
     (event,) = assembler.flush()
     assert (event.amends, event.first_line) == (False, 3)
+
+
+def test_a_records_own_message_handed_to_the_next_record_leaves_the_previous_one() -> None:
+    # The line `Error in chat completion ...` first reads as the end of the previous exception's message;
+    # once the next traceback shows it opens a record of its own, it is no longer the previous event's line.
+    header = "(APIServer pid=7) ERROR 11-30 19:42:03 [serving.py:952] "
+    one = ["Error in chat completion stream generator.", "Traceback (most recent call last):", "IndexError: x"]
+    first, second = tracebacks(assemble(*[header + line for line in one + one]))
+    assert [r.line.number for r in first.records] == [1, 2, 3]
+    assert [r.line.number for r in second.records] == [4, 5, 6]
+
+
+def test_a_frame_after_an_exception_and_a_blank_line_starts_another_traceback() -> None:
+    # An excerpt of a second traceback that starts at a frame: the blank line ended the first exception's
+    # message, and neither the frame nor what follows it belongs to that message.
+    events = tracebacks(
+        assemble(
+            "ValueError: first",
+            "",
+            '  File "b.py", line 2, in g',
+            "    g()",
+            "RuntimeError: second",
+        )
+    )
+    assert [[(e.type, e.message) for e in event.exceptions] for event in events] == [
+        [("ValueError", "first")],
+        [("RuntimeError", "second")],
+    ]
+    assert [(e.first_line, e.last_line) for e in events] == [(1, 2), (3, 5)]
+
+
+@pytest.mark.parametrize(("length", "kept"), [(MAX_MESSAGE_CHARS - 1, True), (MAX_MESSAGE_CHARS, False)])
+def test_an_exception_message_stops_growing_once_it_reaches_the_cap(length: int, kept: bool) -> None:
+    first = "ValueError: " + "a" * (MAX_MESSAGE_CHARS - 100)
+    # The second line brings the message to `length` characters (joined with a newline).
+    second = "  " + "b" * (length - (MAX_MESSAGE_CHARS - 100) - 3)
+    (event,) = tracebacks(assemble(first, second, "  last"))
+    (exc,) = event.exceptions
+    assert len(exc.message) == (length + len("\n  last") if kept else length)
+    assert exc.message.endswith("last") is kept
+    assert len(event.records) == 3  # the event still has every line, only its message is capped
+
+
+def test_an_argparse_validation_errors_details_end_at_a_blank_line() -> None:
+    (event, *_, after) = assemble(
+        "vllm serve: error: argument --compilation-config/-cc: 1 validation error for CompilationConfig",
+        "  Invalid JSON: key must be a string at line 1 column 2 [type=json_invalid, input_value=\"{'mode': 3}\"]",
+        "",
+        "Shutting down.",
+    )
+    assert len(event.record.message.splitlines()) == 2
+    assert (after.record.message, after.first_line) == ("Shutting down.", 4)
+
+
+@pytest.mark.parametrize(("indent", "is_exception"), [(7, True), (8, False)])
+def test_an_indented_tracebacks_exception_line_stands_left_of_its_frames(indent: int, is_exception: bool) -> None:
+    # A traceback printed indented as a whole: frames at 8. An exception-shaped line left of them is its
+    # exception line; one at the frames' own indentation is not (Python prints the exception line
+    # two columns left of the frames).
+    (event,) = tracebacks(
+        assemble(
+            '        File "a.py", line 1, in f',
+            " " * indent + "ValueError: boom",
+            '        File "b.py", line 2, in g',
+            "      RuntimeError: outer",
+        )
+    )
+    types = [e.type for e in event.exceptions]
+    assert types == (["ValueError", "RuntimeError"] if is_exception else ["RuntimeError"])
+
+
+@pytest.mark.parametrize(("gap", "continues"), [(MAX_SILENT_LINES, True), (MAX_SILENT_LINES + 1, False)])
+def test_an_open_traceback_is_continued_only_within_the_silent_line_limit(gap: int, continues: bool) -> None:
+    # Its stream's next line comes `gap` lines after its last one (the lines between are other streams').
+    assembler = Assembler()
+    for number, text in enumerate(RAW_TB[:2], 1):
+        assembler.feed(parse(Line("a.log", number, text)))
+    then = 2 + gap
+    events = assembler.feed(parse(Line("a.log", then, RAW_TB[4]))) + assembler.flush()
+    assert [(e.first_line, e.last_line) for e in events] == ([(1, then)] if continues else [(1, 2), (then, then)])
+
+
+def test_a_logged_group_is_ended_by_its_streams_next_line_while_another_stream_may_resume() -> None:
+    # A sieve asks ends_logged_group about the group's next line instead of feeding it; that a quiet
+    # traceback of another stream waits to be resumed does not change the answer.
+    assembler = Assembler(quiet=0.5)
+    assembler.feed(parse(Line("a.log", 1, RAW_TB[0])), now=0.0)
+    (early,) = assembler.tick(1.0)
+    assert early.provisional
+    assembler.feed(parse(Line("a.log", 2, "(APIServer pid=7) ERROR 11-30 10:00:01 [x.py:2] broken")), now=1.0)
+    ended = assembler.ends_logged_group(parse(Line("a.log", 3, "(APIServer pid=7) INFO 11-30 10:00:02 [x.py:1] ok")))
+    assert ended is not None and [e.record.message for e in ended] == ["broken"]
+    # The quiet traceback still reopens when its own stream goes on.
+    assembler.feed(parse(Line("a.log", 4, RAW_TB[1])), now=2.0)
+    (complete,) = assembler.flush()
+    assert (complete.amends, complete.first_line, complete.last_line) == (True, 1, 4)
