@@ -415,3 +415,19 @@ def test_an_early_report_completed_at_the_end_does_not_hide_the_events_closed_wi
     steps += [(W2 + "    more detail", 1.0)] + [(t, 1.0) for t in traceback(prefix=W3)]
     (finding,) = _agree(library, steps)
     assert finding[3] == 2
+
+
+def test_a_withdrawal_is_sent_once_even_when_more_findings_follow(library: Library) -> None:
+    doctor = Doctor(library)
+    lines = [*traceback(), "next", *traceback()[:3]]
+    emitted = []
+    for number, text in enumerate(lines, 1):
+        emitted += _emit(doctor, doctor.feed(Line("-", number, text), now=0.0))
+    emitted += _emit(doctor, doctor.tick(5.0))
+    emitted += _emit(doctor, doctor.feed(Line("-", len(lines) + 1, OOM), now=5.1))
+    emitted += _emit(doctor, doctor.flush())
+    later = [*traceback("ValueError: something else entirely", prefix=W3)]
+    for number, text in enumerate(later, len(lines) + 2):
+        emitted += _emit(doctor, doctor.feed(Line("-", number, text), now=6.0))
+    emitted += _emit(doctor, doctor.flush())
+    assert [e[:2] for e in emitted if e[0] == "withdrawn"] == [("withdrawn", "f2")]
