@@ -159,20 +159,21 @@ def _earliest_line(streams: list[Record], data: bytes, pos: int, limit: int) -> 
     keys = {_stream_key(r) for r in streams}
     unprefixed = (None, None) in keys
     keys.discard((None, None))
+    markers = _markers(frozenset(keys)) if keys else None
     first = limit
-    if keys:
-        hit = _markers(frozenset(keys)).search(data, pos, limit)
+    if markers is not None:
+        hit = markers.search(data, pos, limit)
         if hit is not None:
             first = data.rfind(b"\n", pos, hit.start()) + 1 or pos
-    if unprefixed:
-        first = min(first, _next_line_of(data, pos, first))
+    unprefixed_at = _next_line_of(data, pos, limit) if unprefixed else limit
+    first = min(first, unprefixed_at)
     if first >= limit:
         return limit, None
     stop = data.find(b"\n", first, limit)
     end = stop if stop >= 0 else limit
     # Whose line it is: every stream whose marker the line holds (a message can name another pid).
-    present = {_stream_of(m[0]) for m in _markers(frozenset(keys)).finditer(data, first, end)} if keys else set()
-    if unprefixed and _next_line_of(data, pos, limit) == first:
+    present = {_stream_of(m[0]) for m in markers.finditer(data, first, end)} if markers is not None else set()
+    if unprefixed_at == first:
         present.add((None, None))
     owner = next((r for r in streams if _stream_key(r) in present), None)
     return first, owner

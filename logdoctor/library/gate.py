@@ -42,7 +42,7 @@ class LiteralGate(Generic[K]):
         self.always: list[K] = []
         self._by_word: dict[str, list[tuple[K, str]]] = {}
         self._by_word_caseless: dict[str, list[tuple[K, str]]] = {}
-        self._direct: list[tuple[K, str, bool]] = []
+        direct: list[tuple[K, str, bool]] = []
         # The literals without a whole word, grouped by their first DIRECT_PREFIX characters: one `in` per
         # group, and the group's literals only where it is present (the CUDA, HIP and Neuron error names
         # share a few prefixes: 400 tests a text became about 130).
@@ -55,17 +55,17 @@ class LiteralGate(Generic[K]):
                 folded = text.lower() if literals.caseless else text
                 word = _inner_word(folded)
                 if word is None:
-                    self._direct.append((key, folded, literals.caseless))
+                    direct.append((key, folded, literals.caseless))
                 elif literals.caseless:
                     self._by_word_caseless.setdefault(word, []).append((key, folded))
                 else:
                     self._by_word.setdefault(word, []).append((key, folded))
 
         groups: dict[tuple[str, bool], list[tuple[K, str]]] = {}
-        for key, literal, caseless in self._direct:
+        for key, literal, caseless in direct:
             groups.setdefault((literal[:DIRECT_PREFIX], caseless), []).append((key, literal))
         self._direct_groups = [(prefix, caseless, members) for (prefix, caseless), members in groups.items()]
-        self._any_caseless = bool(self._by_word_caseless) or any(caseless for _, _, caseless in self._direct)
+        self._any_caseless = bool(self._by_word_caseless) or any(caseless for _, _, caseless in direct)
 
     def candidates(self, text: str) -> set[K]:
         found: set[K] = set(self.always)
