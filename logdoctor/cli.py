@@ -152,7 +152,7 @@ def cmd_pipe(args: argparse.Namespace) -> int:
     pump(doctor, reporter.finding, sys.stdin.fileno(), sys.stdout.fileno())
     with contextlib.suppress(OSError, ValueError):  # stderr may be gone; the exit status still counts
         reporter.close()
-    return EXIT_FINDINGS if any(f.severity == "error" for f in doctor.findings) else EXIT_OK
+    return EXIT_FINDINGS if doctor.saw_error else EXIT_OK
 
 
 def cmd_scan(args: argparse.Namespace) -> int:
@@ -177,7 +177,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
     reporter.close()
     if result.unreadable:
         return EXIT_USAGE if not result.findings else EXIT_FINDINGS
-    return EXIT_FINDINGS if any(f.severity == "error" for f in result.findings) else EXIT_OK
+    return EXIT_FINDINGS if result.errors else EXIT_OK
 
 
 def cmd_check(args: argparse.Namespace) -> int:

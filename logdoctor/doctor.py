@@ -4,9 +4,12 @@
     tick(now)        -> findings completed because their stream has been quiet long enough
     flush()          -> findings still pending at the end of input
     report()         -> every finding, ranked once more with the whole input known
+    take_settled()   -> the findings of launches that can change no more, ranked, and forgotten
 
 Streaming modes print what feed/tick return as it happens; a finding's `primary` flag there is the best
-judgement so far (the root cause nearly always precedes its wrappers). Post-mortem modes use report().
+judgement so far (the root cause nearly always precedes its wrappers). Post-mortem modes use report(), or,
+to keep memory flat over a long file, take_settled() as they go: a launch is settled once its source has
+moved on to the next launch (no event, ranking or explanation crosses a launch).
 """
 
 from __future__ import annotations
@@ -61,10 +64,11 @@ class Doctor:
         self.assembler = Assembler(quiet, library.exception_names)
         self.launches = LaunchTracker()
         self._launch_of_source: dict[str, Launch] = {}  # the launch each source's last line belonged to
-        self.findings: list[Finding] = []
-        # The same findings by (source, launch): ranking and explanation links never cross a launch, so
+        # The findings held, by (source, launch): ranking and explanation links never cross a launch, so
         # each new finding costs the size of its launch, not of everything the input held before it.
         self._by_launch: dict[tuple[str, int], list[Finding]] = {}
+        self._settled: list[tuple[str, int]] = []  # launches complete since take_settled() last ran
+        self._errors_forgotten = 0  # error findings handed out by take_settled()
         self.lines = 0
         self.internal_errors = 0
         self._seen: dict[tuple[object, ...], _Sightings] = {}
@@ -80,8 +84,10 @@ class Doctor:
         record = records.parse(line)
         launch = self.launches.observe(record)
         ended: list[Event] = []
-        if self._launch_of_source.get(line.source, launch) is not launch:
+        before = self._launch_of_source.get(line.source, launch)
+        if before is not launch:
             ended = self.assembler.end_source_streams(line.source)  # the launch before it is over
+            self._settled.append((line.source, before.index))
         self._launch_of_source[line.source] = launch
         return self._diagnose(ended + self.assembler.feed(record, now))
 
@@ -102,10 +108,54 @@ class Doctor:
         return self._diagnose(self.assembler.flush())
 
     def report(self) -> list[Finding]:
-        """All findings of the input so far, with exactly one primary per launch."""
+        """All findings held (the input so far, less what take_settled() took), with exactly one primary
+        per launch."""
         findings = [f.model_copy() for f in self.findings]
         rank(findings)
         return sorted(findings, key=lambda f: (f.source, f.launch, f.lines[0]))
+
+    def take_settled(self) -> list[Finding]:
+        """The findings of every launch complete since the last call (its source has moved on to a later
+        launch), ranked as report() ranks them, in report()'s order; the Doctor forgets them and what
+        it kept to build them, so a long input costs the memory of its current launches only."""
+        taken: list[Finding] = []
+        for findings in self._pop_settled():
+            rank(findings)
+            taken += sorted(findings, key=lambda f: f.lines[0])
+        return taken
+
+    def forget_settled(self) -> None:
+        """take_settled() for a stream that has already reported them as they came."""
+        self._pop_settled()
+
+    def _pop_settled(self) -> list[list[Finding]]:
+        popped = []
+        for source, index in sorted(set(self._settled)):
+            findings = self._by_launch.pop((source, index), [])
+            self._errors_forgotten += sum(f.severity == "error" for f in findings)
+            self._forget(source, index)
+            popped.append(findings)
+        self._settled.clear()
+        return popped
+
+    def _forget(self, source: str, index: int) -> None:
+        """What a settled launch left behind: its errors' sightings, its quiet events, its header."""
+        for key in [k for k in self._seen if k[:2] == (source, index)]:
+            del self._seen[key]
+        launch = (source, index)
+        for where in [w for w, e in self._provisional.items() if (e.finding.source, e.finding.launch) == launch]:
+            del self._provisional[where]
+        self.launches.forget(source, index)
+
+    @property
+    def findings(self) -> list[Finding]:
+        """Every finding held, in the order they were stored, launch by launch."""
+        return [f for findings in self._by_launch.values() for f in findings]
+
+    @property
+    def saw_error(self) -> bool:
+        """Was an error-severity finding reported, held or already taken?"""
+        return self._errors_forgotten > 0 or any(f.severity == "error" for f in self.findings)
 
     @property
     def pending(self) -> bool:
@@ -199,7 +249,6 @@ class Doctor:
 
     def _store(self, finding: Finding) -> None:
         self._seen[dedupe_key(finding)] = _Sightings(finding, list(finding.evidence))
-        self.findings.append(finding)
         self._by_launch.setdefault((finding.source, finding.launch), []).append(finding)
         self._link_explanations(finding)
 
@@ -243,7 +292,6 @@ class Doctor:
     def _withdraw(self, early: Finding) -> None:
         """Take back an early report: the complete event that follows replaces it."""
         _remove_identical(self._by_launch.get((early.source, early.launch), []), early)
-        _remove_identical(self.findings, early)
         key = dedupe_key(early)
         if key in self._seen and self._seen[key].best is early:
             del self._seen[key]
@@ -306,8 +354,8 @@ class Doctor:
         new.occurrences = old.occurrences
         new.primary = old.primary
         new.id = old.id
-        for findings in (self.findings, self._by_launch[(old.source, old.launch)]):
-            findings[_index_identical(findings, old)] = new
+        findings = self._by_launch[(old.source, old.launch)]
+        findings[_index_identical(findings, old)] = new
 
 
 def _index_identical(findings: list[Finding], finding: Finding) -> int:

@@ -67,8 +67,11 @@ class Channel:
 class Pipeline:
     def __init__(self, doctor: Doctor, emit: Emit | None = None, guard: Guard | None = None) -> None:
         self.doctor = doctor
-        # No sink: the batch modes read the settled report (doctor.report()) at the end, not the stream
-        # of findings and amendments.
+        # No sink: the batch modes read the settled report (doctor.report(), or take_settled() launch by
+        # launch), not the stream of findings and amendments. With a sink, what the sink has had of a
+        # settled launch is final, and the Doctor forgets it: a server watched for weeks costs the memory
+        # of its current launch.
+        self._streaming = emit is not None
         self.emit: Emit = emit if emit is not None else _discard
         self.guard: Guard | _Direct = guard if guard is not None else _Direct()
 
@@ -88,6 +91,8 @@ class Pipeline:
     def deliver(self, produce: Callable[[], list[Finding]]) -> None:
         for finding in self.guard.call(produce, NO_FINDINGS):
             self.guard.call(partial(self.emit, finding), None)
+        if self._streaming:
+            self.guard.call(self.doctor.forget_settled, None)
 
     def pending(self) -> bool:
         return self.guard.call(lambda: self.doctor.pending, False)

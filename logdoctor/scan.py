@@ -1,9 +1,13 @@
-"""Post-mortem: run each file through its own Doctor and report its findings, root cause first."""
+"""Post-mortem: run each file through its own Doctor and report its findings, root cause first.
+
+A file is reported launch by launch, each as soon as it is complete (the next launch has started, or the
+file ended), so a crash loop's file of thousands of launches prints its first diagnosis at once and is
+read in the memory of one launch."""
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,25 +27,38 @@ class _Advance(Protocol):
 
 @dataclass
 class ScanResult:
-    findings: list[Finding] = field(default_factory=list)
+    findings: int = 0
+    errors: int = 0  # findings of error severity
     unreadable: list[str] = field(default_factory=list)
 
 
-def diagnose_file(path: Path, library: Library, advance: _Advance | None = None) -> tuple[Doctor, list[Finding]]:
-    """The pipeline over one whole file, with no clock: what a stream would report as it went, a scan
-    reports at the end, ranked (doctor.report())."""
+def stream_file(
+    path: Path, library: Library, report: Callable[[list[Finding]], None], advance: _Advance | None = None
+) -> Doctor:
+    """The pipeline over one whole file, with no clock: each launch's findings, ranked as doctor.report()
+    ranks them, go to `report` once the launch is complete, in the file's order."""
     doctor = Doctor(library, on_internal_error=library.on_notice)
     pipeline = Pipeline(doctor)
     channel = pipeline.channel(str(path))
     try:
         for data, position in chunks(path):
             channel.feed(data)
+            if settled := doctor.take_settled():
+                report(settled)
             if advance is not None:
                 advance(position)
-    finally:
+    finally:  # a file that fails to read part way: what was read is reported, then the error
         channel.close()
         pipeline.flush()
-    return doctor, doctor.report()
+        report(doctor.take_settled() + doctor.report())
+    return doctor
+
+
+def diagnose_file(path: Path, library: Library) -> tuple[Doctor, list[Finding]]:
+    """Every finding of the file, in report order (for tests and programs; scan streams them)."""
+    findings: list[Finding] = []
+    doctor = stream_file(path, library, findings.extend)
+    return doctor, findings
 
 
 @contextmanager
@@ -64,18 +81,26 @@ def scan_paths(paths: list[Path], library: Library, reporter: Reporter, progress
     result = ScanResult()
     for path in paths:
         size = path.stat().st_size
+        reported = 0
+        last_launch = 1
+
+        def report(findings: list[Finding]) -> None:
+            nonlocal reported, last_launch
+            for finding in sorted(findings, key=lambda f: (f.launch, not f.primary, f.lines[0])):
+                reporter.finding(finding)
+                reported += 1
+                result.errors += finding.severity == "error"
+                last_launch = max(last_launch, finding.launch)
+
+        reporter.file_start(str(path))
         with _progress(progress and size > 0, size) as advance:
             try:
-                doctor, findings = diagnose_file(path, library, advance)
+                doctor = stream_file(path, library, report, advance)
             except InputError as exc:
                 print(f"logdoctor: {exc}", file=sys.stderr)
                 result.unreadable.append(str(path))
                 continue
-        launches = max((f.launch for f in findings), default=1)
-        launches = max(launches, len(doctor.launches.launches(str(path))))
-        reporter.file_header(str(path), doctor.lines, launches, len(findings))
-        ordered = sorted(findings, key=lambda f: (f.launch, not f.primary, f.lines[0]))
-        for finding in ordered:
-            reporter.finding(finding)
-        result.findings += findings
+        launches = max(last_launch, doctor.launches.count(str(path)))
+        reporter.file_end(str(path), doctor.lines, launches, reported)
+        result.findings += reported
     return result

@@ -45,7 +45,7 @@ def test_several_launches_in_one_file_each_carry_their_own_config(tmp_path: Path
     joined = tmp_path / "restarts.log"
     joined.write_bytes(first.read_bytes() + second.read_bytes())
     doctor, findings = diagnose_file(joined, library)
-    assert len(doctor.launches.launches(str(joined))) == 2
+    assert doctor.launches.count(str(joined)) == 2
     primaries = {f.launch: f for f in findings if f.primary}
     assert primaries[1].rule == "replayssm.kv-connector"
     assert primaries[2].rule == "replayssm.flashinfer-prefix-caching"

@@ -81,6 +81,7 @@ class LaunchTracker:
     """Per source: the launches, and which one each line belongs to."""
 
     def __init__(self) -> None:
+        # Per source, the launches still held: the current one is always kept (it numbers the next).
         self._launches: dict[str, list[Launch]] = {}
         self._finalizer_report: set[str] = set()  # sources whose last record was `Exception ignored in`
 
@@ -91,7 +92,7 @@ class LaunchTracker:
         if not message:
             return current
         if self._starts_after_stop(current, record):
-            current = Launch(len(launches) + 1, record.line.number)
+            current = Launch(current.index + 1, record.line.number)
             launches.append(current)
         if record.process_label is not None and current.stopped_line is None:
             current.processes.add(record.process_label)
@@ -152,7 +153,7 @@ class LaunchTracker:
             return current
         restarted = fact.kind == "version" and current.failed_line is not None
         if order <= current.last_marker or restarted:
-            current = Launch(len(launches) + 1, record.line.number)
+            current = Launch(current.index + 1, record.line.number)
             launches.append(current)
         current.last_marker = order
         current.header_lines.append(record)
@@ -166,7 +167,19 @@ class LaunchTracker:
         return launches[max(bisect_right(starts, line_number) - 1, 0)]
 
     def launches(self, source: str) -> list[Launch]:
+        """The launches held (every one, unless forget() dropped the settled ones)."""
         return list(self._launches.get(source, []))
+
+    def count(self, source: str) -> int:
+        """How many launches the source has had."""
+        launches = self._launches.get(source)
+        return launches[-1].index if launches else 0
+
+    def forget(self, source: str, index: int) -> None:
+        """Drop the launches up to `index` but the current one: the reader is done with them."""
+        launches = self._launches.get(source)
+        if launches:
+            self._launches[source] = [launch for launch in launches[:-1] if launch.index > index] + launches[-1:]
 
 
 # Header kinds whose values the user typed (the rest are what vLLM resolved or derived).

@@ -16,8 +16,12 @@ class JsonReporter:
         self.out.write(redacted(finding).model_dump_json() + "\n")
         self.out.flush()
 
-    def file_header(self, source: str, lines: int, launches: int, findings: int) -> None:
-        """JSON output is findings only: a consumer filters on `source`."""
+    # JSON output is findings only: a consumer filters on `source`.
+    def file_start(self, source: str) -> None:
+        pass
+
+    def file_end(self, source: str, lines: int, launches: int, findings: int) -> None:
+        pass
 
     def close(self) -> None:
         self.out.flush()

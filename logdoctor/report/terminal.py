@@ -21,7 +21,10 @@ class TerminalReporter:
         self.console = Console(file=out, highlight=False, soft_wrap=False)
         self._updates = UpdateFilter()
 
-    def file_header(self, source: str, lines: int, launches: int, findings: int) -> None:
+    def file_start(self, source: str) -> None:
+        self.console.rule(source)
+
+    def file_end(self, source: str, lines: int, launches: int, findings: int) -> None:
         self.console.rule(f"{source}: {lines} lines, {launches} launch(es), {findings} finding(s)")
 
     def finding(self, finding: Finding) -> None:

@@ -55,7 +55,11 @@ class TextReporter:
         self.width = width
         self._updates = UpdateFilter()
 
-    def file_header(self, source: str, lines: int, launches: int, findings: int) -> None:
+    def file_start(self, source: str) -> None:
+        self.out.write(f"== {source}\n")
+        self.out.flush()
+
+    def file_end(self, source: str, lines: int, launches: int, findings: int) -> None:
         self.out.write(f"== {source}: {lines} lines, {launches} launch(es), {findings} finding(s)\n")
 
     def finding(self, finding: Finding) -> None:
