@@ -93,6 +93,8 @@ class PrefixLearner:
         stripped = self.strip_learned(text)
         if stripped is not text:
             return stripped
+        if _ANCHOR.match(text):
+            return text  # the line starts with something known (most lines): nothing to strip or learn
         # The anchor starts within MAX_PREFIX characters and is itself short (a frame's path at most a
         # few hundred): searching a bounded window keeps a 64 KiB line from costing a quadratic search.
         anchor = _ANCHOR.search(text, 1, MAX_PREFIX + ANCHOR_WINDOW)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Literal
 
 from logdoctor.launch.pyrepr import Call, EnumMember, ReprError, Symbol, parse, parse_leading, parse_prefix
@@ -714,12 +715,16 @@ _STRUCTURED: dict[str, Callable[[str], HeaderFact | None]] = {
 }
 
 
+@lru_cache(maxsize=256)  # a crash loop prints the same header every launch; its engine line costs ~1 ms
+def _structured_fact(message: str) -> HeaderFact | None:
+    return _STRUCTURED[message[:_START]](message)
+
+
 def parse_header_line(message: str) -> HeaderFact | None:
     """The launch facts in one header line's message, or None for any other line."""
     start = message[:_START]
-    structured = _STRUCTURED.get(start)
-    if structured is not None:
-        return structured(message)
+    if start in _STRUCTURED:
+        return _structured_fact(message)
     notices = _NOTICES_BY_START.get(start)
     if notices is not None:
         line = _match_notices(message, notices)

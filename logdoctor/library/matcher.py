@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import regex
 
@@ -47,6 +47,9 @@ class Match:
     record: Record  # the line that carries the matched text
 
 
+_Known = tuple[Pattern, dict[str, str]]  # a remembered match: the pattern and its captures
+
+
 class Library:
     def __init__(
         self,
@@ -83,6 +86,10 @@ class Library:
         self._message_ids = frozenset(p.id for p in self.message_patterns)
         self.exception_names = sorted({name.rsplit(".", 1)[-1] for p in self.patterns for name in p.exception})
         self.timed_out: set[str] = set()
+        # What a log line matched, by its message and level: a crash loop prints the same lines every
+        # launch, and request logs the same few; the gate and the regexes run once for each.
+        self._line_memo: dict[tuple[str, str | None, bool], _Known | None] = {}
+        self._record_memo: dict[tuple[str, str | None], tuple[bool, Pattern, dict[str, str]] | None] = {}
         # Set by the edge (Library.load reads $LOGDOCTOR_PREFILTER; the CLI prints notices): the library
         # itself reads no environment and prints nothing.
         self.prefilter_enabled = True
@@ -177,6 +184,23 @@ class Library:
         last line without its type, a pydantic `Value error, ...` detail alone, a program logged it). A
         message standing alone must start near the line's start: the line *is* the message, it does not
         quote it."""
+        key = (record.message, record.level)
+        if key in self._record_memo:
+            known = self._record_memo[key]
+        else:
+            match = self._match_record(record)
+            known = None if match is None else (match.exception is not None, match.pattern, match.captures)
+            _remember(self._record_memo, key, known)
+        if known is None:
+            return None
+        alone, pattern, captures = known
+        if not alone:
+            return Match(pattern, dict(captures), None, record)
+        message = record.message
+        exc = RaisedException(_pydantic_type(message), message, record, records=[record])
+        return Match(pattern, dict(captures), exc, record)
+
+    def _match_record(self, record: Record) -> Match | None:
         message = record.message
         as_line = self._line_gate.candidates(message)  # line patterns only: the gate holds no others
         as_message = self._exception_gate.candidates(message) & self._message_ids
@@ -208,22 +232,40 @@ class Library:
         return None
 
     def match_line(self, record: Record, skip_wrappers: bool = False) -> Match | None:
-        message = record.message
+        key = (record.message, record.level, skip_wrappers)
+        if key in self._line_memo:
+            known = self._line_memo[key]
+        else:
+            known = _remember(self._line_memo, key, self._match_line(record.message, record.level, skip_wrappers))
+        return None if known is None else Match(known[0], dict(known[1]), None, record)
+
+    def _match_line(self, message: str, level: str | None, skip_wrappers: bool) -> _Known | None:
         candidates = self._line_gate.candidates(message)
         if not candidates:
             return None
-        quiet = record.level in QUIET_LEVELS
+        quiet = level in QUIET_LEVELS
         for pattern in self.line_patterns:
             if pattern.id not in candidates or (skip_wrappers and pattern.role == "wrapper"):
                 continue
-            if pattern.levels and record.level not in pattern.levels:
+            if pattern.levels and level not in pattern.levels:
                 continue
             if quiet and not pattern.levels and pattern.severity != "info":
                 continue  # vLLM says this line is informational: a request log quoting an error, not one
             found = self._search(pattern, message)
             if found is not None:
-                return Match(pattern, _captures(found), None, record)
+                return pattern, _captures(found)
         return None
+
+
+MEMO_ENTRIES = 4096  # distinct lines remembered; then the memo starts again (bounded memory, no LRU cost)
+V = TypeVar("V")
+
+
+def _remember(memo: dict[Any, V], key: object, value: V) -> V:
+    if len(memo) >= MEMO_ENTRIES:
+        memo.clear()
+    memo[key] = value
+    return value
 
 
 def _captures(found: regex.Match[str]) -> dict[str, str]:

@@ -58,6 +58,9 @@ class SurfaceHit:
     score: float  # share of the matched text that is the template's fixed text (0..1]
 
 
+LOOKUPS_KEPT = 2048  # answers remembered; then the memo starts again (bounded, no LRU bookkeeping)
+
+
 class SurfaceIndex:
     """Lookups of vLLM messages: an inverted index of rare literal bigrams finds the few entries a text
     could be, a compiled regex of each template confirms one.
@@ -70,6 +73,8 @@ class SurfaceIndex:
         if data.get("format") != FORMAT:
             raise ValueError(f"surface index format {data.get('format')!r}, expected {FORMAT}")
         self.versions: tuple[str, ...] = tuple(data["versions"])
+        # Answers by (message, type, version): every launch of a crash loop raises the same message.
+        self._looked_up: dict[tuple[str, str | None, str | None], SurfaceHit | None] = {}
         self._flags = {v: frozenset(f) for v, f in data["flags"].items()}
         # Each entry stays the JSON text it was stored as (one line of the file, in `text`) until a lookup
         # reaches it: decoding all 21,000 at once cost 70 MiB and most of a load. A document from the
@@ -180,8 +185,13 @@ class SurfaceIndex:
         line with an unknown prefix. Best is the entry whose fixed text covers most, then the one whose
         exception class (or log level) is `exc_type`, then one that exists in `version`, then the one
         with fewer values matched as empty."""
-        found = self.hits(message, exc_type, version)
-        return found[0] if found else None
+        key = (message, exc_type, version)
+        if key not in self._looked_up:
+            if len(self._looked_up) >= LOOKUPS_KEPT:
+                self._looked_up.clear()
+            found = self.hits(message, exc_type, version)
+            self._looked_up[key] = found[0] if found else None
+        return self._looked_up[key]
 
     def hits(self, message: str, exc_type: str | None = None, version: str | None = None) -> list[SurfaceHit]:
         """Every entry `message` renders, best first (see `lookup`): the same text can be several entries,
