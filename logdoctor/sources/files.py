@@ -7,9 +7,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
-# Read a 1 MiB at a time: big enough that the prefilter runs at its speed, small enough that a scan
-# reports the launches of each chunk (and checks a stop) well within a second.
+# Read 1 MiB at a time: big enough that the prefilter runs at its speed, small enough that a scan
+# reports the launches of each chunk (and checks a stop) well within a second. The first reads are
+# smaller (FIRST_CHUNK, doubling): the first launch of a crash loop is reported before a megabyte of
+# its file has been read.
 CHUNK = 1 << 20
+FIRST_CHUNK = 64 << 10
 GZIP_MAGIC = b"\x1f\x8b"
 
 
@@ -48,11 +51,13 @@ def open_log(path: Path) -> BinaryIO:
 
 def chunks(path: Path) -> Iterator[tuple[bytes, int]]:
     """The file's bytes (decompressed) and, with each chunk, how far into the file on disk it has read."""
+    size = FIRST_CHUNK
     with open_log(path) as handle:
         raw = getattr(handle, "fileobj", handle)
         while True:
             try:
-                data = handle.read(CHUNK)
+                data = handle.read(size)
+                size = min(size * 2, CHUNK)
             except (OSError, EOFError, gzip.BadGzipFile) as exc:
                 raise InputError(f"{path}: read failed after some data: {exc}") from exc
             if not data:
