@@ -62,3 +62,14 @@ def test_the_gate_misses_no_pattern_a_plain_substring_test_would_find(library: L
             or any((t.lower() in text.lower()) if found.caseless else (t in text) for t in found.texts)
         }
         assert gate.candidates(text) == obvious, text
+
+
+def test_remembered_candidates_are_the_candidates_and_the_memory_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    from logdoctor.library import gate as gate_module
+
+    monkeypatch.setattr(gate_module, "MEMO_TEXTS", 3)
+    gate = gate_of(oom=(("out of memory",), False), nccl=(("NCCL",), False))
+    texts = ["CUDA out of memory", "NCCL error", "fine", "out of memory NCCL"] * 3
+    expected = [{"oom"}, {"nccl"}, set(), {"oom", "nccl"}] * 3
+    assert [gate.candidates(t) for t in texts] == expected
+    assert len(gate._memo) <= 3

@@ -36,3 +36,26 @@ def test_a_pattern_stopped_by_the_hang_guard_stays_off_for_the_run(monkeypatch: 
     assert library.timed_out == {"t.slow"}
     (notice,) = library.notices
     assert "t.slow" in notice and "switched off" in notice
+
+
+def test_a_remembered_match_is_the_same_match_for_the_line_at_hand(monkeypatch: pytest.MonkeyPatch) -> None:
+    from logdoctor.framing import Line
+    from logdoctor.library import matcher
+    from logdoctor.records import parse
+
+    library = _library()
+    first, second = parse(Line("-", 1, "boom 1")), parse(Line("-", 9, "boom 1"))
+    one, again = library.match_line(first), library.match_line(second)
+    assert one is not None and again is not None
+    assert (one.pattern, one.captures, one.record) == (again.pattern, again.captures, first)
+    assert again.record is second  # the line at hand, not the one first seen
+    one.captures["n"] = "changed"  # what a caller does with its match stays its own
+    assert library.match_line(second).captures == {"n": "1"}  # type: ignore[union-attr]
+    assert library.match_record(first) is not None and library.match_record(second).record is second  # type: ignore[union-attr]
+    # Bounded: past MEMO_ENTRIES distinct lines the memo starts again, and answers stay right.
+    monkeypatch.setattr(matcher, "MEMO_ENTRIES", 4)
+    for n in range(10):
+        found = library.match_line(parse(Line("-", n, f"boom {n}")))
+        assert found is not None and found.captures == {"n": str(n)}
+        assert library.match_line(parse(Line("-", n, f"no {n}"))) is None
+    assert len(library._line_memo) <= 4

@@ -695,3 +695,17 @@ def test_a_synthetic_build_is_found_through_its_stored_keys(synthetic: tuple[dic
     assert isinstance(entries, list) and all("lc" in raw for raw in entries)
     assert all(raw.get("ky") or raw["k"] == messages.BARE for raw in entries)
     assert all(index.entry(str(raw["i"])) is not None for raw in entries)
+
+
+def test_a_remembered_lookup_answers_as_a_fresh_one(
+    synthetic: tuple[dict[str, object], SurfaceIndex], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, index = synthetic
+    monkeypatch.setattr(surface_index, "LOOKUPS_KEPT", 2)
+    messages_ = [f"tensor_parallel_size ({n}) is larger than the node size" for n in (16, 32, 64)] + ["nothing"]
+    fresh = [index.hits(m)[:1] for m in messages_]
+    for _ in range(2):
+        looked_up = [index.lookup(m) for m in messages_]
+        assert [[h] if h is not None else [] for h in looked_up] == fresh
+    assert looked_up[0] is not None and looked_up[0].values == {"tensor_parallel_size": "16"}
+    assert len(index._looked_up) <= 2

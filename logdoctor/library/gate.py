@@ -20,6 +20,7 @@ from logdoctor.library.literals import Literals
 K = TypeVar("K", bound=Hashable)
 _WORD = re.compile(r"\w+")
 DIRECT_PREFIX = 8
+MEMO_TEXTS = 4096
 
 
 def _inner_word(text: str) -> str | None:
@@ -40,6 +41,7 @@ class LiteralGate(Generic[K]):
 
     def __init__(self, items: Iterable[tuple[K, Literals | None]]) -> None:
         self.always: list[K] = []
+        self._memo: dict[str, frozenset[K]] = {}
         self._by_word: dict[str, list[tuple[K, str]]] = {}
         self._by_word_caseless: dict[str, list[tuple[K, str]]] = {}
         direct: list[tuple[K, str, bool]] = []
@@ -67,7 +69,17 @@ class LiteralGate(Generic[K]):
         self._direct_groups = [(prefix, caseless, members) for (prefix, caseless), members in groups.items()]
         self._any_caseless = bool(self._by_word_caseless) or any(caseless for _, _, caseless in direct)
 
-    def candidates(self, text: str) -> set[K]:
+    def candidates(self, text: str) -> frozenset[K]:
+        """(Remembered for the last MEMO_TEXTS texts: an exception's message is read in several forms,
+        and a crash loop raises the same ones every launch.)"""
+        known = self._memo.get(text)
+        if known is None:
+            if len(self._memo) >= MEMO_TEXTS:
+                self._memo.clear()
+            known = self._memo[text] = frozenset(self._candidates(text))
+        return known
+
+    def _candidates(self, text: str) -> set[K]:
         found: set[K] = set(self.always)
         words = set(_WORD.findall(text))
         for word in words & self._by_word.keys():

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence, Set
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -74,6 +74,9 @@ class Library:
         self._literals = {p.id: known[p.id] if p.id in known else required_literals(p.match) for p in self.patterns}
         self._line_gate = LiteralGate((p.id, self._literals[p.id]) for p in self.line_patterns)
         self._exception_gate = LiteralGate((p.id, self._literals[p.id]) for p in self._exception_patterns)
+        # The gate says which few may match; these say in what order to try them (the library's).
+        self._exception_order = {p.id: (at, p) for at, p in enumerate(self._exception_patterns)}
+        self._line_order = {p.id: (at, p) for at, p in enumerate(self.line_patterns)}
         # A message met without its exception line (a pasted last line, a pydantic detail alone) is tried
         # against the exception patterns that need no traceback to decide.
         # Only patterns whose regex requires a selective literal: one that relies on its exception type
@@ -84,6 +87,7 @@ class Library:
             if p.alone and p.frames is None and selective(self._literals[p.id], one_line=True)
         ]
         self._message_ids = frozenset(p.id for p in self.message_patterns)
+        self._message_order = {p.id: (at, p) for at, p in enumerate(self.message_patterns)}
         self.exception_names = sorted({name.rsplit(".", 1)[-1] for p in self.patterns for name in p.exception})
         self.timed_out: set[str] = set()
         # What a log line matched, by its message and level: a crash loop prints the same lines every
@@ -155,9 +159,7 @@ class Library:
         # pattern that matches a wrapped message's first line must not win over the specific one that
         # matches it unwrapped.
         candidates = set().union(*(self._exception_gate.candidates(text) for text in texts))
-        for pattern in self._exception_patterns:
-            if pattern.id not in candidates:
-                continue
+        for pattern in _in_order(candidates, self._exception_order):
             wrong_type = pattern.exception and names.isdisjoint(pattern.exception)
             if wrong_type and not self._claims_any_type(pattern, any_type):
                 continue
@@ -216,14 +218,14 @@ class Library:
                 return cause
         return self._match_alone(record, as_message, line_match) or line_match
 
-    def _match_alone(self, record: Record, candidates: set[str], before: Match | None) -> Match | None:
+    def _match_alone(self, record: Record, candidates: Set[str], before: Match | None) -> Match | None:
         """The first message pattern (tried before the pattern of `before`, if any) whose message stands
         alone in the record, a wrapper's only when nothing else matches."""
         message = record.message
-        for pattern in self.message_patterns:
+        for pattern in _in_order(candidates, self._message_order):
             if before is not None and pattern.order > before.pattern.order:
                 break
-            if pattern.id not in candidates or (before is None and pattern.role == "wrapper"):
+            if before is None and pattern.role == "wrapper":
                 continue
             found = self._search(pattern, message)
             if found is not None and len(message[: found.start()].split()) <= MESSAGE_LEAD_WORDS:
@@ -244,8 +246,8 @@ class Library:
         if not candidates:
             return None
         quiet = level in QUIET_LEVELS
-        for pattern in self.line_patterns:
-            if pattern.id not in candidates or (skip_wrappers and pattern.role == "wrapper"):
+        for pattern in _in_order(candidates, self._line_order):
+            if skip_wrappers and pattern.role == "wrapper":
                 continue
             if pattern.levels and level not in pattern.levels:
                 continue
@@ -255,6 +257,12 @@ class Library:
             if found is not None:
                 return pattern, _captures(found)
         return None
+
+
+def _in_order(ids: Set[str], order: dict[str, tuple[int, Pattern]]) -> list[Pattern]:
+    """The patterns of `ids` that `order` holds, in its order: a gate's few candidates, not a walk over
+    a thousand patterns to find them."""
+    return [pattern for _, pattern in sorted(order[i] for i in ids if i in order)]
 
 
 MEMO_ENTRIES = 4096  # distinct lines remembered; then the memo starts again (bounded memory, no LRU cost)
