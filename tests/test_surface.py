@@ -676,17 +676,20 @@ def test_the_packaged_index_keys_are_the_ones_its_templates_give() -> None:
     # The keys and postings are written by build_index.py so a load parses no template; they must be what
     # lookup_keys() picks from the entries themselves, or a lookup misses entries silently.
     packaged = resources.files("logdoctor.surface").joinpath(surface_index.DATA_FILE).read_bytes()
-    header, *lines = gzip.decompress(packaged).rstrip(b"\n").split(b"\n")
+    header, *rest = gzip.decompress(packaged).rstrip(b"\n").split(b"\n")
     data = json.loads(header)
+    assert data["tables"] == list(surface_index.TABLES)
+    tables = {name: json.loads(line) for name, line in zip(data["tables"], rest, strict=False)}
+    lines = rest[len(data["tables"]) :]
     entries = [json.loads(line) for line in lines]
-    assert data["offsets"][-1] == sum(len(line) + 1 for line in lines)
-    assert [raw["i"] for raw in entries] == data["ids"] and data["anchors"] == surface_index.anchor_list(entries)
+    assert data["count"] == len(entries)
+    assert tables["offsets"][-1] == sum(len(line) + 1 for line in lines)
+    assert [raw["i"] for raw in entries] == tables["ids"] and tables["anchors"] == surface_index.anchor_list(entries)
     chosen = surface_index.lookup_keys(entries)
-    assert data["keys"] == [keys for keys, _ in chosen] and data["literal"] == [literal for _, literal in chosen]
-    by_key, by_code = surface_index.postings(
-        [{**raw, "ky": keys} for raw, keys in zip(entries, data["keys"], strict=True)]
-    )
-    assert data["postings"] == by_key and data["code"] == by_code
+    keys = [k.split(surface_index.KEY_SEPARATOR) if k else [] for k in tables["keys"]]
+    assert keys == [keys for keys, _ in chosen] and tables["literal"] == [literal for _, literal in chosen]
+    by_key, by_code = surface_index.postings([{**raw, "ky": k} for raw, k in zip(entries, keys, strict=True)])
+    assert tables["postings"] == by_key and tables["code"] == by_code
 
 
 def test_a_synthetic_build_is_found_through_its_stored_keys(synthetic: tuple[dict[str, object], SurfaceIndex]) -> None:

@@ -79,7 +79,7 @@ from bench.surface.messages import BARE, Extractor, Site, _Slot, code_key, has_l
 from bench.surface.serve_flags import ClassInfo, collect_classes, serve_flags  # noqa: E402
 from logdoctor.surface.index import lookup_keys, postings, stored_form  # noqa: E402
 
-FORMAT = 3  # logdoctor/surface/index.py reads this format
+FORMAT = 4  # logdoctor/surface/index.py reads this format
 MIN_LITERAL_CHARS = 12  # a template with less literal text than this recognises nothing
 MIN_LITERAL_WORDS = 2
 MAX_CONDITION = 400  # characters of guard text kept per entry

@@ -18,7 +18,13 @@ from logdoctor.surface import template as tpl
 from logdoctor.versions import parse_version
 
 DATA_FILE = "vllm-surface.json.gz"
-FORMAT = 3  # 2: lookup keys and literal counts stored per entry; 3: entries stored as JSON texts
+# 2: lookup keys and literal counts stored per entry; 3: entries stored as JSON texts; 4: each table of the
+# header on its own line, decoded when first used.
+FORMAT = 4
+# What a load may need of all entries, one line each after the header: keys, literal counts and postings
+# for every lookup, offsets to read an entry; ids, anchors and the assert index only for what asks.
+KEY_SEPARATOR = "\t"  # between an entry's keys in the keys table (a key is words and a space)
+TABLES = ("keys", "literal", "offsets", "postings", "ids", "anchors", "code")
 # Below this many fixed characters a template matches only a whole message (from its start or after a
 # prefix's `:`/`]`, to its end): "{x} is not supported" must not fire inside an unrelated sentence.
 STRONG_LITERAL = 30
@@ -69,7 +75,9 @@ class SurfaceIndex:
     made when the index was built (`lookup_keys`, `postings`), and an entry is turned into a SurfaceEntry, and
     its template parsed and compiled, only when a lookup reaches it."""
 
-    def __init__(self, data: dict[str, Any], text: memoryview | bytes = b"") -> None:
+    def __init__(
+        self, data: dict[str, Any], text: memoryview | bytes = b"", tables: dict[str, memoryview] | None = None
+    ) -> None:
         if data.get("format") != FORMAT:
             raise ValueError(f"surface index format {data.get('format')!r}, expected {FORMAT}")
         self.versions: tuple[str, ...] = tuple(data["versions"])
@@ -77,21 +85,45 @@ class SurfaceIndex:
         self._looked_up: dict[tuple[str, str | None, str | None], SurfaceHit | None] = {}
         self._flags = {v: frozenset(f) for v, f in data["flags"].items()}
         # Each entry stays the JSON text it was stored as (one line of the file, in `text`) until a lookup
-        # reaches it: decoding all 21,000 at once cost 70 MiB and most of a load. A document from the
-        # builder holds them decoded.
-        self._text, self._offsets = text, data.get("offsets", [])
-        self._raw: list[dict[str, Any] | None] = data["entries"] if "entries" in data else [None] * len(data["ids"])
-        decoded = [raw for raw in self._raw if raw is not None]
-        self._keys: list[list[str]] = data["keys"] if "keys" in data else [raw.get("ky", []) for raw in decoded]
-        self._literal: list[int] = data["literal"] if "literal" in data else [raw["lc"] for raw in decoded]
-        self._id_list: list[str] = data["ids"] if "ids" in data else [raw["i"] for raw in decoded]
-        self._anchors: list[str] = data["anchors"] if "anchors" in data else anchor_list(decoded)
+        # reaches it: decoding all 21,000 at once cost 70 MiB and most of a load. So does each table
+        # (`tables`: its line), until something reads it. A document from the builder holds them decoded.
+        self._text = text
+        self._stored_tables: dict[str, memoryview] = dict(tables or {})
+        self._tables: dict[str, Any] = {}
+        if "entries" in data:
+            self._raw: list[dict[str, Any] | None] = data["entries"]
+            self._tables = _tables_of(data)
+        else:
+            self._raw = [None] * data["count"]
         self._made: list[SurfaceEntry | None] = [None] * len(self._raw)
         self._pieces: dict[int, tuple[tpl.Piece, ...]] = {}
         self._ids: dict[str, int] | None = None
         self._regexes: dict[int, regex.Pattern[str]] = {}
-        self._postings: dict[str, list[int]] = data["postings"]  # rarest key -> the entries it is the first of
-        self._code: dict[str, list[int]] = data["code"]  # normalised source -> assert-bare entries
+
+    def _table(self, name: str) -> Any:
+        table = self._tables.get(name)
+        if table is None:
+            table = self._tables[name] = _decoded_table(name, self._stored_tables.pop(name))
+        return table
+
+    @property
+    def _keys(self) -> list[str]:
+        """Each entry's lookup keys, joined by KEY_SEPARATOR: read only for the entries a posting names."""
+        return self._table("keys")  # type: ignore[no-any-return]
+
+    @property
+    def _literal(self) -> list[int]:
+        return self._table("literal")  # type: ignore[no-any-return]
+
+    @property
+    def _postings(self) -> dict[str, list[int]]:
+        """The rarest key -> the entries it is the first of."""
+        return self._table("postings")  # type: ignore[no-any-return]
+
+    @property
+    def _code(self) -> dict[str, list[int]]:
+        """Normalised source -> assert-bare entries."""
+        return self._table("code")  # type: ignore[no-any-return]
 
     # -- loading -----------------------------------------------------------------------------------
 
@@ -106,15 +138,26 @@ class SurfaceIndex:
 
     @classmethod
     def from_stored(cls, stored: bytes) -> SurfaceIndex:
-        """The data file's form (stored_form): a JSON header line, then one line of JSON per entry."""
+        """The data file's form (stored_form): a JSON header line, a line of JSON per table, then one per
+        entry."""
+        view = memoryview(stored)
         end = stored.find(b"\n")
         header = json.loads(stored[: end if end >= 0 else len(stored)])
-        return cls(header, memoryview(stored)[end + 1 :] if end >= 0 else memoryview(b""))
+        if header.get("format") != FORMAT:
+            raise ValueError(f"surface index format {header.get('format')!r}, expected {FORMAT}")
+        tables: dict[str, memoryview] = {}
+        for name in header["tables"]:
+            start, end = end + 1, stored.find(b"\n", end + 1)
+            if end < 0:
+                raise ValueError(f"surface index cut short in its {name} table")
+            tables[name] = view[start:end]
+        return cls(header, view[end + 1 :], tables)
 
     def _decoded(self, index: int) -> dict[str, Any]:
         raw = self._raw[index]
         if raw is None:
-            start, end = self._offsets[index], self._offsets[index + 1] - 1
+            offsets = self._table("offsets")
+            start, end = offsets[index], offsets[index + 1] - 1
             raw = self._raw[index] = json.loads(bytes(self._text[start:end]))
         return raw
 
@@ -256,7 +299,7 @@ class SurfaceIndex:
 
     def _index_of(self, id: str) -> int | None:
         if self._ids is None:
-            self._ids = {id: i for i, id in enumerate(self._id_list)}
+            self._ids = {id: i for i, id in enumerate(self._table("ids"))}
         return self._ids.get(id)
 
     def _grams(self, message: tpl.Message) -> set[str]:
@@ -267,9 +310,10 @@ class SurfaceIndex:
 
     def _candidates(self, grams: set[str]) -> list[int]:
         found: list[int] = []
+        postings, keys = self._postings, self._keys
         for key in grams:
-            for index in self._postings.get(key, ()):
-                if all(k in grams for k in self._keys[index]):
+            for index in postings.get(key, ()):
+                if all(k in grams for k in keys[index].split(KEY_SEPARATOR)):
                     found.append(index)
         return found
 
@@ -344,7 +388,7 @@ class SurfaceIndex:
     def anchors(self) -> list[str]:
         """Literal fragments for a multi-literal prefilter: each entry's one or two longest fixed pieces
         (12 characters or more where it has them), which every rendering of it contains."""
-        return self._anchors
+        return self._table("anchors")  # type: ignore[no-any-return]
 
 
 def lookup_keys(entries: Sequence[dict[str, Any]]) -> list[tuple[list[str], int]]:
@@ -376,22 +420,39 @@ def anchor_list(entries: Sequence[dict[str, Any]]) -> list[str]:
     return sorted({a for raw in entries for a in raw.get("an", ())})
 
 
-def stored_form(document: dict[str, Any]) -> bytes:
-    """The builder's document as the data file holds it: a header line of JSON with what every load
-    needs of all entries (keys, literal counts, ids, anchors, and where each entry's line starts), then
-    each entry as one line of compact JSON, read when a lookup reaches it."""
+def _tables_of(document: dict[str, Any]) -> dict[str, Any]:
+    """The tables (TABLES) of a builder's document, but the offsets, which only the stored form has."""
     entries = document["entries"]
-    # The keys and literal counts live in the header (every load reads them); each line holds the rest.
+    return {
+        # One string an entry, not a list: 21,000 lists of three rare bigrams cost 9 MiB decoded.
+        "keys": [KEY_SEPARATOR.join(raw.get("ky", [])) for raw in entries],
+        "literal": [raw["lc"] for raw in entries],
+        "ids": [raw["i"] for raw in entries],
+        "anchors": anchor_list(entries),
+        "postings": document["postings"],
+        "code": document["code"],
+    }
+
+
+def _decoded_table(name: str, stored: memoryview) -> Any:
+    return json.loads(bytes(stored))
+
+
+def stored_form(document: dict[str, Any]) -> bytes:
+    """The builder's document as the data file holds it: a header line of JSON, a line per table of what
+    a load may need of all entries (TABLES: keys, literal counts, where each entry's line starts, ...),
+    then each entry as one line of compact JSON, read when a lookup reaches it."""
+    entries = document["entries"]
+    # The keys and literal counts live in their tables (every lookup reads them); each line holds the rest.
     lines = [_compact({k: v for k, v in raw.items() if k not in ("ky", "lc")}).encode("utf-8") for raw in entries]
-    header = {k: v for k, v in document.items() if k != "entries"}
-    header["keys"] = [raw.get("ky", []) for raw in entries]
-    header["literal"] = [raw["lc"] for raw in entries]
-    header["ids"] = [raw["i"] for raw in entries]
-    header["anchors"] = anchor_list(entries)
-    header["offsets"] = offsets = [0]  # where each entry's line starts, counted from the first one
+    tables = _tables_of(document)
+    tables["offsets"] = offsets = [0]  # where each entry's line starts, counted from the first one
     for line in lines:
         offsets.append(offsets[-1] + len(line) + 1)
-    return _compact(header).encode("utf-8") + b"\n" + b"".join(line + b"\n" for line in lines)
+    header = {k: v for k, v in document.items() if k not in ("entries", *TABLES)}
+    header.update(format=FORMAT, tables=list(TABLES), count=len(entries))
+    stored = [_compact(header).encode("utf-8")] + [_compact(tables[name]).encode("utf-8") for name in TABLES]
+    return b"\n".join(stored) + b"\n" + b"".join(line + b"\n" for line in lines)
 
 
 def _compact(value: object) -> str:
