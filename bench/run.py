@@ -518,6 +518,7 @@ class CopyCheck:
     identical: int = 0  # every finding the same as alone: rule, severity, primary, lines relative to the copy
     disagreements: list[str] = field(default_factory=list)  # the first few, with why
     logs_disagreeing: dict[str, int] = field(default_factory=dict)  # log -> copies that disagreed
+    reasons: dict[str, int] = field(default_factory=dict)  # why -> copies
 
     @property
     def ok(self) -> bool:
@@ -546,19 +547,27 @@ def check_copies(copies: list[Copy], findings: list[dict[str, Any]], solo: dict[
         alone = solo[copy.log]
         why = []
         want_primary, got_primary = _primaries(alone), _primaries(got)
+        reasons = []
         if want_primary != got_primary:
             why.append(f"primary rules by launch {got_primary}, alone {want_primary}")
+            reasons.append("another primary rule" if len(want_primary) == len(got_primary) else
+                           "other launches")
         invented = sorted({f["rule"] for f in got} - {f["rule"] for f in alone})
         if invented:
             why.append(f"rules it does not give alone: {invented}")
+            reasons.append("a rule it does not give alone")
         if healthy:
             errors = sorted({f["rule"] for f in got if f["severity"] == "error"}
                             - {f["rule"] for f in alone if f["severity"] == "error"})
             if errors:
                 why.append(f"errors it does not give alone: {errors}")
+                reasons.append("an error it does not give alone")
         crossing = [f["rule"] for f in got if f["lines"][1] > copy.last]
         if crossing:
             why.append(f"findings running into the next copy: {crossing}")
+            reasons.append("a finding running into the next copy")
+        for reason in reasons:
+            check.reasons[reason] = check.reasons.get(reason, 0) + 1
         if why:
             check.logs_disagreeing[copy.log] = check.logs_disagreeing.get(copy.log, 0) + 1
             if len(check.disagreements) < 20:
@@ -733,11 +742,12 @@ class Streamed:
     read: int  # launches watch had read and diagnosed when it was last sampled
     seconds: float
     out_of_time: bool
+    over_cap: bool  # stopped because watch's RSS passed the cap
     samples: list[tuple[int, float]]  # (launches read, VmRSS MiB)
     peak_mib: float
     slope_mib_per_10k: float | None  # over the last half
     growth_mib: float | None  # over the last half
-    diagnosed: int  # launches whose one finding is the planted rule
+    diagnosed: int  # launches (of those read) whose primary finding is the planted rule
     findings: int
     exit_seconds: float
     killed: bool
@@ -747,16 +757,17 @@ class Streamed:
         return None if self.growth_mib is None else self.growth_mib <= 5.0
 
 
-def stream_launches(data: Path, launches: int, deadline: float, out_path: Path) -> Streamed:
+def stream_launches(data: Path, launches: int, deadline: float, out_path: Path, rss_cap_mib: float) -> Streamed:
     """A writer appends crash-loop launches to a file `logdoctor watch` follows, a batch at a time, each
-    batch once watch has diagnosed the one before; watch's VmRSS is sampled after every batch."""
+    batch once watch has diagnosed the one before; watch's VmRSS is sampled after every batch. It stops
+    early at the deadline, or when watch's RSS passes rss_cap_mib (the machine is shared)."""
     log, state = data / "launches.log", data / "launches-state.json"
     state.unlink(missing_ok=True)
     log.write_bytes(b"")
     batch = max(100, min(1000, launches // 20))  # about 20 samples at least, one a thousand launches at most
     samples: list[tuple[int, float]] = []
     written = read = 0
-    out_of_time = False
+    out_of_time = over_cap = False
     with out_path.open("wb") as sink, log.open("a", encoding="utf-8") as out:
         start = time.perf_counter()
         proc = subprocess.Popen(watch_argv(log, state), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
@@ -776,6 +787,9 @@ def stream_launches(data: Path, launches: int, deadline: float, out_path: Path) 
             else:
                 read = written
                 samples.append((read, proc_kib(proc.pid, "VmRSS") / 1024))
+                over_cap = samples[-1][1] > rss_cap_mib
+                if over_cap:
+                    break
                 continue
             out_of_time = proc.poll() is None
             break
@@ -784,15 +798,15 @@ def stream_launches(data: Path, launches: int, deadline: float, out_path: Path) 
         exit_seconds, killed = stop(proc, 30.0) if proc.poll() is None else (0.0, False)
         output.join(10)
     findings = parse_findings(out_path)
-    diagnosed = sum(1 for f in findings if f["primary"] and 1 <= f["launch"] <= written
+    diagnosed = sum(1 for f in findings if f["primary"] and 1 <= f["launch"] <= read
                     and f["rule"] == LAUNCH_RULES[(f["launch"] - 1) % len(LAUNCH_RULES)])
     half = [(n, mib) for n, mib in samples if n > read / 2]
     slope = growth = None
     if len(half) >= 2:
         slope = statistics.linear_regression([n for n, _ in half], [m for _, m in half]).slope * 10_000
         growth = half[-1][1] - half[0][1]
-    return Streamed(launches, written, read, seconds, out_of_time, samples, peak, slope, growth, diagnosed,
-                    len(findings), exit_seconds, killed)
+    return Streamed(launches, written, read, seconds, out_of_time, over_cap, samples, peak, slope, growth,
+                    diagnosed, len(findings), exit_seconds, killed)
 
 
 # --- the run -----------------------------------------------------------------------------------------
@@ -815,6 +829,8 @@ def main() -> None:
     shapes.add_argument("--launches", type=int, default=100_000, help="launches streamed through watch")
     shapes.add_argument("--launches-deadline", type=float, default=900.0,
                         help="seconds the streamed launches may take; the figures say how far they got")
+    shapes.add_argument("--launches-rss-cap", type=float, default=2048.0,
+                        help="MiB of watch's RSS at which the streamed launches stop (the machine is shared)")
     shapes.add_argument("--catch-up-deadline", type=float, default=1800.0,
                         help="seconds watch may take to catch up on the crash loop")
     shapes.add_argument("--sigterm-tries", type=int, default=20)
@@ -1029,18 +1045,20 @@ def shape_benchmarks(args: argparse.Namespace, rows: list[tuple[str, ...]], resu
 
     # (e) a hundred thousand launches through watch
     print(f"real shapes: streaming {args.launches:,} launches through watch", flush=True)
-    streamed = stream_launches(args.data, args.launches, args.launches_deadline, args.data / "launches.jsonl")
+    streamed = stream_launches(args.data, args.launches, args.launches_deadline, args.data / "launches.jsonl",
+                               args.launches_rss_cap)
     got = f"{streamed.read:,}/{streamed.launches:,} launches in {streamed.seconds:.0f}s" + (
-        " (out of time)" if streamed.out_of_time else "")
+        " (out of time)" if streamed.out_of_time else "") + (
+        f" (stopped: RSS over {args.launches_rss_cap:.0f} MiB)" if streamed.over_cap else "")
     slope = "too few samples for a slope" if streamed.growth_mib is None else (
         f"{streamed.growth_mib:+.1f} MiB over the last half ({streamed.slope_mib_per_10k:+.1f} MiB/10k): "
         f"{'flat' if streamed.flat else 'GROWING'}")
     rows.append((f"watch: {streamed.launches:,} launches streamed", got, slope, f"{streamed.peak_mib:.0f} MiB", "",
-                 f"{streamed.diagnosed:,}/{streamed.written:,} diagnosed as planted"))
+                 f"{streamed.diagnosed:,}/{streamed.read:,} diagnosed as planted"))
     shapes["launches"] = {**asdict(streamed), "flat": streamed.flat}
-    if streamed.diagnosed != streamed.written:
-        failures.append(f"watch, streamed launches: {streamed.written - streamed.diagnosed} of {streamed.written} "
-                        f"launches not diagnosed as planted ({streamed.findings} findings)")
+    if streamed.diagnosed != streamed.read:
+        failures.append(f"watch, streamed launches: {streamed.read - streamed.diagnosed} of {streamed.read} "
+                        f"launches read not diagnosed as planted ({streamed.findings} findings)")
 
 
 def scan_shape(label: str, log: Path, reps: int, data: Path, check: Callable[[list[dict[str, Any]]], Checked],
@@ -1111,10 +1129,14 @@ def watch_catch_up_and_stop(args: argparse.Namespace, log: Path, scan_findings: 
     seconds = [t.seconds for t in tries]
     stats = percentiles(seconds)
     killed = sum(t.killed for t in tries)
+    # Signalled before its handler is installed (during start-up), watch dies of the signal at once.
+    default = sum(1 for t in tries if t.status == -signal.SIGTERM)
+    verdict = f"{killed} killed at {args.sigterm_deadline:.0f}s" if killed else "all exited"
     rows.append((f"watch: SIGTERM to exit, during catch-up ({len(tries)} tries)",
                  f"p50 {stats['p50']:.2f}s", f"p99 {stats['p99']:.2f}s, max {stats['max']:.2f}s", "", "",
-                 f"{killed} killed at {args.sigterm_deadline:.0f}s" if killed else "all exited"))
-    shapes["watch sigterm"] = {**stats, "killed": killed, "deadline": args.sigterm_deadline, "window": window,
+                 verdict + (f", {default} before its handler was set" if default else "")))
+    shapes["watch sigterm"] = {**stats, "killed": killed, "died_of_the_signal": default,
+                               "deadline": args.sigterm_deadline, "window": window,
                                "tries": [asdict(t) for t in tries]}
 
 
