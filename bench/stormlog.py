@@ -3,7 +3,7 @@
     python bench/stormlog.py OUT --size 300M [--seed 0]
 
 writes OUT and OUT.manifest.json. genlog.py writes a healthy week with a few errors in it; this is the
-other end: about 6% of the lines are error-like (lines `grep -E 'Traceback|Error|error'` counts), and
+other end: about 8% of the lines are error-like (lines `grep -E 'Traceback|Error|error'` counts), and
 many processes have an event open at once. Each launch prints vLLM 0.33's start-up header, then fails
 in one of four ways, in turn:
 
