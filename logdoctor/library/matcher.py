@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import regex
 
 from logdoctor.assemble import Event, RaisedException
-from logdoctor.library.gate import LiteralGate
+from logdoctor.library.gate import MEMO_TEXT_CHARS, LiteralGate
 from logdoctor.library.literals import Literals, required_literals, selective
 from logdoctor.library.rules import ConstraintSet
 from logdoctor.library.schema import Pattern
@@ -269,10 +269,12 @@ MEMO_ENTRIES = 4096  # distinct lines remembered; then the memo starts again (bo
 V = TypeVar("V")
 
 
-def _remember(memo: dict[Any, V], key: object, value: V) -> V:
-    if len(memo) >= MEMO_ENTRIES:
-        memo.clear()
-    memo[key] = value
+def _remember(memo: dict[Any, V], key: tuple[Any, ...], value: V) -> V:
+    """Keep value under key (a line's message first), unless the message is too long to be worth it."""
+    if len(key[0]) <= MEMO_TEXT_CHARS:
+        if len(memo) >= MEMO_ENTRIES:
+            memo.clear()
+        memo[key] = value
     return value
 
 

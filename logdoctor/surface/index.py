@@ -65,6 +65,7 @@ class SurfaceHit:
 
 
 LOOKUPS_KEPT = 2048  # answers remembered; then the memo starts again (bounded, no LRU bookkeeping)
+LOOKUP_CHARS = 2048  # ... for messages up to this long
 
 
 class SurfaceIndex:
@@ -229,12 +230,15 @@ class SurfaceIndex:
         exception class (or log level) is `exc_type`, then one that exists in `version`, then the one
         with fewer values matched as empty."""
         key = (message, exc_type, version)
-        if key not in self._looked_up:
+        if key in self._looked_up:
+            return self._looked_up[key]
+        found = self.hits(message, exc_type, version)
+        hit = found[0] if found else None
+        if len(message) <= LOOKUP_CHARS:  # a 64 KiB message is not worth keeping thousands of
             if len(self._looked_up) >= LOOKUPS_KEPT:
                 self._looked_up.clear()
-            found = self.hits(message, exc_type, version)
-            self._looked_up[key] = found[0] if found else None
-        return self._looked_up[key]
+            self._looked_up[key] = hit
+        return hit
 
     def hits(self, message: str, exc_type: str | None = None, version: str | None = None) -> list[SurfaceHit]:
         """Every entry `message` renders, best first (see `lookup`): the same text can be several entries,
