@@ -16,7 +16,7 @@ from logdoctor.launch.config import Origin
 from logdoctor.launch.tracker import Launch
 from logdoctor.library import qualified
 from logdoctor.library.matcher import Library, Match
-from logdoctor.library.schema import Pattern
+from logdoctor.library.pattern import Pattern
 from logdoctor.model import SEVERITY_ORDER, ErrorInfo, EvidenceLine, Finding, Fix, Role
 from logdoctor.records import Record
 from logdoctor.surface import SurfaceHit

@@ -6,7 +6,8 @@ import pytest
 
 from logdoctor.framing import Line
 from logdoctor.library.matcher import Library
-from logdoctor.library.schema import Pattern
+from logdoctor.library.pattern import Pattern
+from logdoctor.library.schema import validate_pattern
 from logdoctor.records import Record, parse
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -26,7 +27,7 @@ def make_pattern(**fields: object) -> Pattern:
         "fix": {"summary": "s", "steps": ["x"]},
         "source": {"file": "f", "versions": "*", "checked": "c"},
     }
-    return Pattern.model_validate(base | fields)
+    return validate_pattern(base | fields)
 
 
 def records(*texts: str, source: str = "-") -> list[Record]:
