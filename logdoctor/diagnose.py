@@ -7,6 +7,7 @@ import difflib
 import re
 import urllib.parse
 from collections.abc import Iterable
+from dataclasses import asdict
 
 from logdoctor.assemble import Event, RaisedException
 from logdoctor.audit import audit, fill_defaults
@@ -17,7 +18,7 @@ from logdoctor.launch.tracker import Launch
 from logdoctor.library import qualified
 from logdoctor.library.matcher import Library, Match
 from logdoctor.library.pattern import Pattern
-from logdoctor.model import SEVERITY_ORDER, ErrorInfo, EvidenceLine, Finding, Fix, Role
+from logdoctor.model import SEVERITY_ORDER, ConstraintResult, ErrorInfo, EvidenceLine, Finding, Fix, Role
 from logdoctor.records import Record
 from logdoctor.surface import SurfaceHit
 
@@ -119,7 +120,7 @@ def _attach_launch_fix(finding: Finding, launch: Launch, library: Library) -> No
         config, library.sets, version, finding.rule, renderable=has_args, raised_message=finding.error.message
     )
     if result.results:
-        finding.constraints = result.results
+        finding.constraints = [ConstraintResult(**asdict(r)) for r in result.results]
         finding.fix.command = result.after
         finding.fix.original_command = result.before
         return

@@ -7,7 +7,10 @@ test can build its library from nothing in a fraction of a second; every test ha
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from collections.abc import Callable
 from importlib.util import source_hash
 from pathlib import Path
@@ -22,6 +25,7 @@ from logdoctor.library.loader import load_constraint_sets
 from logdoctor.library.matcher import Library
 
 PATTERNS = Path(__file__).resolve().parent.parent / "patterns"
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 SMALL = ("memory.toml", "replayssm.toml", "replayssm-rules.toml")
 SITE_PATTERN = (
     '[[pattern]]\nid = "site.boom"\ntitle = "t"\nseverity = "error"\nmatch = "boom (?P<n>\\\\d+)"\n'
@@ -141,6 +145,15 @@ def test_a_damaged_or_foreign_cache_file_is_rebuilt(
     assert built == [1]  # rebuilt once, and the rebuilt file is read the next time
 
 
+def test_a_damaged_constraint_set_cache_is_rebuilt(small_library: Path) -> None:
+    expected = [s.id for s in load_constraint_sets()]
+    stored.constraint_sets()
+    (path,) = small_library.glob("constraintsets-*.json")
+    path.write_bytes(b'{"format": 1, "sets": [{"id": 3}]}')
+    assert [s.id for s in stored.constraint_sets()] == expected
+    assert [s.id for s in Library.load().sets] == expected
+
+
 def test_an_unwritable_cache_folder_only_costs_the_build(small_library: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     blocked = small_library.parent / "a-file"
     blocked.write_text("not a folder")
@@ -185,3 +198,17 @@ def test_a_broken_user_file_is_an_error_at_load_cache_or_not(
     (mine / "site.toml").write_text(SITE_PATTERN)
     with pytest.raises(LibraryError, match="sets.toml"):
         Library.load([str(mine)])
+
+
+def test_check_imports_no_pydantic(library: Library) -> None:
+    """`check` reads the constraint sets from the cache as plain data, and reports plain results."""
+    env = {k: v for k, v in os.environ.items() if k != files.ENV_VAR}
+    code = (
+        "import sys\nfrom logdoctor.cli import main\n"
+        "status = main(['check', '--', 'vllm', 'serve', 'm', '--use-replayssm'])\n"
+        "print(status, 'pydantic' in sys.modules)\n"
+    )
+    for _ in range(2):  # the first run may build the sets' cache (and validate them with pydantic)
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert "triton-needs-v1-runner" in out.stdout
+    assert out.stdout.strip().splitlines()[-1] == "1 False"

@@ -15,6 +15,7 @@ from logdoctor.library.files import builtin_files, user_dirs, user_files
 from logdoctor.library.files import prefilter_enabled as prefilter_enabled
 from logdoctor.library.pattern import Pattern
 from logdoctor.library.rules import ConstraintSet
+from logdoctor.library.rules_schema import validate_set
 from logdoctor.library.schema import validate_pattern
 
 
@@ -30,12 +31,6 @@ def _problems(exc: ValidationError) -> str:
 
 
 T = TypeVar("T", Pattern, ConstraintSet)
-
-
-def _set_of(raw: object, origin: str) -> ConstraintSet:
-    cset = ConstraintSet.model_validate(raw)
-    cset.origin = origin
-    return cset
 
 
 def _table_lines(text: str, key: str) -> list[int]:
@@ -65,7 +60,7 @@ def _tables(
 
 
 def parse_sets(name: str, text: str) -> list[ConstraintSet]:
-    return _tables(name, text, _toml(name, text), "constraint_set", _set_of, "constraint set")
+    return _tables(name, text, _toml(name, text), "constraint_set", validate_set, "constraint set")
 
 
 def load_constraint_sets(extra_dirs: Iterable[str] = ()) -> list[ConstraintSet]:

@@ -18,9 +18,9 @@ unpickles (tests/test_safety.py), so a file planted in the cache folder is data,
 * Anything wrong with the file (missing, unreadable, damaged, stale, of another format) costs only
   the build; an unwritable cache folder costs it at every start. A write is atomic (cache.py), so
   concurrent processes read the old file or the new one.
-* Constraint sets are read (parsed and validated) when a finding or `check` first needs them: a clean
-  log never does. A library is built with its sets, so a broken set in a user's folder is still
-  reported when the library loads.
+* Constraint sets are read when a finding or `check` first needs them (a clean log never does): they
+  have their own cache file, keyed by the files that hold them. A library is built with its sets, so a
+  broken set in a user's folder is still reported when the library loads.
 """
 
 from __future__ import annotations
@@ -45,8 +45,9 @@ FORMAT = 1  # of the stored data; a file of another format is rebuilt
 # The modules (paths from this folder) whose code decides what is built and how it is stored.
 _LIBRARY_CODE = (
     *("files.py", "schema.py", "qualified.py", "../versions.py", "pattern.py", "loader.py", "literals.py"),
-    *("gate.py", "matcher.py", "rules.py", "stored.py"),
+    *("gate.py", "matcher.py", "rules.py", "rules_schema.py", "stored.py"),
 )
+_SETS_CODE = ("files.py", "loader.py", "rules.py", "rules_schema.py", "../versions.py", "stored.py")
 
 Sources = list[tuple[str, bytes]]  # (name, content) of pattern files (files.py)
 
@@ -129,7 +130,7 @@ def _parsed(stored: bytes, start: int) -> Library | None:
     return Library(patterns, (), found, gates=(line_gate, exception_gate))
 
 
-# --- the constraint sets --------------------------------------------------------------------------------
+# --- the constraint sets' file -------------------------------------------------------------------------
 
 
 def _holding_sets(sources: Sources) -> Sources:
@@ -137,9 +138,23 @@ def _holding_sets(sources: Sources) -> Sources:
 
 
 def _sets_of(holding: Sources) -> list[ConstraintSet]:
+    from logdoctor.library.rules import set_from_data, set_to_data
+
+    key = cache.key_of(_hashed(holding), _code(*_SETS_CODE), _versions())
+    path = cache.path_for("constraintsets", key, ".json")
+    checked = _checked(cache.read(path))
+    if checked is not None:
+        try:
+            data = json.loads(checked[0][checked[1] :])
+            if data["format"] == FORMAT:
+                return [set_from_data(raw) for raw in data["sets"]]
+        except Exception:  # noqa: BLE001 - a damaged, foreign or stale file means: build again
+            pass
     from logdoctor.library.loader import constraint_sets_of
 
-    return constraint_sets_of(decoded(holding))
+    sets = constraint_sets_of(decoded(holding))
+    cache.write(path, _with_checksum(json.dumps({"format": FORMAT, "sets": [set_to_data(s) for s in sets]}).encode()))
+    return sets
 
 
 # --- integrity and keys --------------------------------------------------------------------------------
