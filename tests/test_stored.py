@@ -212,3 +212,21 @@ def test_check_imports_no_pydantic(library: Library) -> None:
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
     assert "triton-needs-v1-runner" in out.stdout
     assert out.stdout.strip().splitlines()[-1] == "1 False"
+
+
+def test_a_clean_scan_imports_neither_pydantic_nor_regex(library: Library, tmp_path: Path) -> None:
+    """What a warm start of `logdoctor scan` costs is mostly what it imports: a log with no finding needs
+    no finding model (pydantic), no validation and no compiled pattern (regex). (`library` fills the
+    tests' cache folder, which the child process shares.)"""
+    log = tmp_path / "clean.log"
+    log.write_bytes((FIXTURES / "engine-core-kv-cache-too-small-0.33.log").read_bytes()[:1024].rsplit(b"\n", 1)[0])
+    env = {k: v for k, v in os.environ.items() if k != files.ENV_VAR}
+    code = (
+        "import sys\nfrom logdoctor.cli import main\n"
+        f"main(['scan', {str(log)!r}])\n"
+        "print(sorted(m for m in ('pydantic', 'regex', 'rich', 'hyperscan', 'tomllib') if m in sys.modules))\n"
+    )
+    for _ in range(2):  # the first run builds the cache (and validates); the second is a warm start
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert "0 finding(s)" in out.stdout
+    assert out.stdout.strip().splitlines()[-1] == "[]"

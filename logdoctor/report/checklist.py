@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import difflib
 import json
-import shlex
 from collections.abc import Sequence
 from dataclasses import asdict
 from typing import TYPE_CHECKING, TextIO, Union
@@ -48,6 +46,9 @@ def checklist(results: Results, color: bool = False) -> list[str]:
 
 def command_diff(before: str, after: str, color: bool = False) -> list[str]:
     """`- before` / `+ after`, the changed words marked ([-old-] {+new+} without colour)."""
+    import difflib  # here, not at the top: a reporter of a clean log never diffs a command
+    import shlex
+
     old, new = shlex.split(redact(before)), shlex.split(redact(after))
     minus, plus = [], []
     for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes():
