@@ -5,25 +5,42 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Literal
 
 from logdoctor.launch.argspec import load_spec
 from logdoctor.launch.cmdline import render_command
 from logdoctor.launch.config import RULE_ARGUMENTS, LaunchConfig, Origin, Setting
 from logdoctor.library.constraints import active, check_set, choose_fix, derive, plan_fix, sets_for
 from logdoctor.library.rules import ConstraintSet
-from logdoctor.model import ConstraintResult
+
+
+@dataclass
+class RuleResult:
+    """One rule's status: the fields of model.ConstraintResult, which a finding carries (`check` prints
+    these without building pydantic models: its start should not pay for importing pydantic)."""
+
+    set: str
+    id: str
+    status: Literal["met", "unmet", "unknown"]
+    says: str
+    vllm_message: str
+    fix: str | None = None
+    evidence: list[str] = field(default_factory=list)
+    reveal: str | None = None
+    note: str | None = None
+    raised_by_vllm: bool = False
 
 
 @dataclass
 class Audit:
-    results: list[ConstraintResult] = field(default_factory=list)
+    results: list[RuleResult] = field(default_factory=list)
     sets: list[str] = field(default_factory=list)
     before: str | None = None  # the launch as a command line
     after: str | None = None  # the corrected command, when a rule is unmet
     unresolved: list[str] = field(default_factory=list)  # rules the corrected command still breaks
 
     @property
-    def unmet(self) -> list[ConstraintResult]:
+    def unmet(self) -> list[RuleResult]:
         return [r for r in self.results if r.status == "unmet"]
 
 
@@ -78,7 +95,7 @@ def audit(
             if was_raised:
                 evidence.insert(0, "vLLM raised this rule's error in the log")
             result.results.append(
-                ConstraintResult(
+                RuleResult(
                     set=set_label(cset),
                     id=rule.id,
                     status=status,  # type: ignore[arg-type]

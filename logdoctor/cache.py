@@ -9,8 +9,8 @@ rename), so a concurrent reader sees the old file or the new one, never half of 
 
 from __future__ import annotations
 
-import hashlib
 import os
+from importlib.util import source_hash
 from pathlib import Path
 
 
@@ -22,27 +22,29 @@ def cache_dir() -> Path:
 
 
 def key_of(*parts: object) -> str:
-    """A hash of strings, bytes, numbers and nested sequences of them. Fed piece by piece: the pattern
-    files' texts are megabytes, and their repr() alone cost a tenth of a start."""
-    digest = hashlib.sha256()
-    _feed(digest, parts)
-    return digest.hexdigest()[:24]
+    """A hash of strings, bytes, numbers and nested sequences of them, each written with its length (so
+    where one ends and the next begins is part of what is hashed; their repr() of megabytes cost a tenth
+    of a start). The hash is SipHash, what Python's hash-based .pyc files are checked with: importing
+    hashlib (OpenSSL) cost more than hashing the inputs, and a key only has to tell builds apart."""
+    encoded = bytearray()
+    _feed(encoded, parts)
+    return source_hash(encoded).hex()
 
 
-def _feed(digest: hashlib._Hash, part: object) -> None:
+def _feed(encoded: bytearray, part: object) -> None:
     if isinstance(part, str):
         part = part.encode("utf-8", "surrogatepass")
     if isinstance(part, bytes | bytearray):
-        digest.update(b"b%d:" % len(part))
-        digest.update(part)
+        encoded += b"b%d:" % len(part)
+        encoded += part
     elif isinstance(part, list | tuple):
-        digest.update(b"(%d:" % len(part))
+        encoded += b"(%d:" % len(part)
         for item in part:
-            _feed(digest, item)
-        digest.update(b")")
+            _feed(encoded, item)
+        encoded += b")"
     else:  # numbers, None, booleans
-        digest.update(repr(part).encode())
-        digest.update(b";")
+        encoded += repr(part).encode()
+        encoded += b";"
 
 
 def path_for(kind: str, key: str, suffix: str) -> Path:

@@ -11,8 +11,8 @@ from logdoctor.audit import Audit, audit, fill_defaults
 from logdoctor.launch.cmdline import parse_command, read_config_file
 from logdoctor.launch.config import LaunchConfig, Origin
 from logdoctor.launch.facts import add_model_facts
-from logdoctor.library.loader import load_constraint_sets
 from logdoctor.library.rules import ConstraintSet
+from logdoctor.library.stored import constraint_sets
 
 # Environment variables that rules read. `check` runs where the server will run, so their values (or
 # their absence, which selects vLLM's default) are known.
@@ -71,7 +71,7 @@ def run_check(
     environ: dict[str, str] | None = None,
     sets: list[ConstraintSet] | None = None,
 ) -> CheckReport:
-    sets = load_constraint_sets() if sets is None else sets
+    sets = constraint_sets() if sets is None else sets
     version = version or newest_version()
     config, problems = build_config(
         tokens, config_file, version, architecture, dict(os.environ) if environ is None else environ

@@ -119,7 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _load_library(patterns: Sequence[str]) -> Library | None:
-    from logdoctor.library.loader import LibraryError
+    from logdoctor.library.files import LibraryError
     from logdoctor.library.matcher import Library
     from logdoctor.report import print_notice
 
@@ -183,7 +183,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
 def cmd_check(args: argparse.Namespace) -> int:
     from logdoctor.check import run_check
     from logdoctor.launch.cmdline import CommandError
-    from logdoctor.library.loader import LibraryError
+    from logdoctor.library.files import LibraryError
     from logdoctor.report import use_color
     from logdoctor.report.checklist import print_check
 

@@ -1,25 +1,30 @@
 """Events to findings: which pattern explains an event, what its fix says, and which finding of a launch
-is the root cause."""
+is the root cause.
+
+The finding models (model.py, pydantic) and the launch audit are imported by the functions that build a
+finding: a log without one (and `--version`, and a clean scan's start) does not pay for importing them.
+"""
 
 from __future__ import annotations
 
-import difflib
 import re
-import urllib.parse
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from logdoctor.assemble import Event, RaisedException
-from logdoctor.audit import audit, fill_defaults
 from logdoctor.launch.argspec import load_spec
 from logdoctor.launch.cmdline import convert, render_command
 from logdoctor.launch.config import Origin
 from logdoctor.launch.tracker import Launch
 from logdoctor.library import qualified
 from logdoctor.library.matcher import Library, Match
-from logdoctor.library.schema import Pattern
-from logdoctor.model import SEVERITY_ORDER, ErrorInfo, EvidenceLine, Finding, Fix, Role
 from logdoctor.records import Record
-from logdoctor.surface import SurfaceHit
+from logdoctor.vocabulary import SEVERITY_ORDER, Role
+
+if TYPE_CHECKING:
+    from logdoctor.library.pattern import Pattern
+    from logdoctor.model import ErrorInfo, EvidenceLine, Finding
+    from logdoctor.surface import SurfaceHit
 
 UNRECOGNIZED = "unrecognized"
 MAX_EVIDENCE_LINES = 40
@@ -85,6 +90,8 @@ _OPTION = re.compile(r"(?<![\w-])--?[A-Za-z][\w.-]*")
 def suggest_nearest_flags(finding: Finding, library: Library, version: str | None) -> None:
     """For the options a parser refused (the capture a pattern's `fix.nearest` names): the nearest real
     `vllm serve` options of the launch's release (the newest indexed one when the log does not say)."""
+    import difflib
+
     pattern = library.by_id.get(finding.rule)
     name = pattern.fix.nearest if pattern is not None else None
     refused = finding.captures.get(name) if name else None
@@ -110,6 +117,11 @@ def _attach_launch_fix(finding: Finding, launch: Launch, library: Library) -> No
     """Check the whole launch against the rule sets of the failed feature, and write the corrected
     command: every unmet rule fixed, not only the one vLLM reported (and, for other patterns, the
     pattern's own flag change)."""
+    from dataclasses import asdict
+
+    from logdoctor.audit import audit, fill_defaults
+    from logdoctor.model import ConstraintResult
+
     config = launch.config.copy_deep()
     version = launch.version
     has_args = launch.args_line is not None
@@ -119,7 +131,7 @@ def _attach_launch_fix(finding: Finding, launch: Launch, library: Library) -> No
         config, library.sets, version, finding.rule, renderable=has_args, raised_message=finding.error.message
     )
     if result.results:
-        finding.constraints = result.results
+        finding.constraints = [ConstraintResult(**asdict(r)) for r in result.results]
         finding.fix.command = result.after
         finding.fix.original_command = result.before
         return
@@ -246,6 +258,8 @@ def _is_fatal(event: Event) -> bool:
 
 
 def _finding(event: Event, match: Match, launch: int, severity: str, version: str | None = None) -> Finding:
+    from logdoctor.model import Finding, Fix
+
     pattern = match.pattern
     captures = match.captures
     fix = pattern.fix
@@ -272,6 +286,8 @@ def _finding(event: Event, match: Match, launch: int, severity: str, version: st
 
 
 def _unrecognized(event: Event, exc: RaisedException | None, launch: int, severity: str) -> Finding:
+    from logdoctor.model import Finding, Fix
+
     record = exc.record if exc is not None and exc.record is not None else event.record
     error = _error_info(exc, record)
     where = ""
@@ -361,6 +377,8 @@ def _surface_finding(
 ) -> Finding:
     """What the index knows of a vLLM message no pattern covers: where vLLM raises it, the condition that
     raises it, the flags and environment variables involved, and which releases have it."""
+    from logdoctor.model import Finding, Fix
+
     surface = library.surface()
     assert surface is not None
     entry = hit.entry
@@ -444,6 +462,8 @@ def _cut_traceback(event: Event, cut: RaisedException, launch: int, severity: st
 
 def issue_search_url(message: str) -> str:
     """A GitHub search of vLLM's issues for the message's stable part (numbers, paths and quotes out)."""
+    import urllib.parse
+
     words = _SEARCH_NOISE.sub(" ", message.splitlines()[0] if message else "").split()
     query = " ".join(words[:12])
     return "https://github.com/vllm-project/vllm/issues?q=" + urllib.parse.quote_plus(f"is:issue {query}")
@@ -458,6 +478,8 @@ def _process(event: Event, record: Record) -> str | None:
 
 
 def _error_info(exc: RaisedException | None, record: Record) -> ErrorInfo:
+    from logdoctor.model import ErrorInfo
+
     if exc is None:
         return ErrorInfo(type=None, message=record.message.strip()[:MAX_ERROR_MESSAGE])
     message = exc.summary if exc.short_type == "ValidationError" else exc.message
@@ -466,6 +488,8 @@ def _error_info(exc: RaisedException | None, record: Record) -> ErrorInfo:
 
 def _evidence(event: Event, exc: RaisedException | None, record: Record) -> list[EvidenceLine]:
     """The lines that show the error: the event's first line, the innermost frame, the exception."""
+    from logdoctor.model import EvidenceLine
+
     chosen: dict[int, str] = {}
 
     def add(records: Iterable[Record]) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from logdoctor import records
 from logdoctor.assemble import Assembler, Event
@@ -24,7 +25,10 @@ from logdoctor.diagnose import dedupe_key, diagnose, error_lines, rank
 from logdoctor.framing import Line
 from logdoctor.launch.tracker import Launch, LaunchTracker
 from logdoctor.library.matcher import Library
-from logdoctor.model import SEVERITY_ORDER, EvidenceLine, Finding
+from logdoctor.vocabulary import SEVERITY_ORDER
+
+if TYPE_CHECKING:  # pydantic's models: a log without findings never imports them (diagnose.py builds them)
+    from logdoctor.model import EvidenceLine, Finding
 
 QUIET_SECONDS = 0.5
 MAX_REPEATS_SHOWN = 3  # evidence lines kept from later sightings of an error already reported

@@ -10,9 +10,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-Severity = Literal["error", "warning", "info"]
-Role = Literal["cause", "consequence", "wrapper", "benign", "request"]
-SEVERITY_ORDER: dict[str, int] = {"error": 0, "warning": 1, "info": 2}
+# Re-exported: the reporters and the core name them here.
+from logdoctor.vocabulary import SEVERITY_ORDER as SEVERITY_ORDER
+from logdoctor.vocabulary import Role as Role
+from logdoctor.vocabulary import Severity as Severity
 
 
 class _Model(BaseModel):

@@ -20,15 +20,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from logdoctor.doctor import Doctor
 from logdoctor.framing import Framer, Line
-from logdoctor.model import Finding
 from logdoctor.sieve import Sieve
 from logdoctor.sources.live import NO_FINDINGS, Guard
 
-Emit = Callable[[Finding], None]
+if TYPE_CHECKING:
+    from logdoctor.model import Finding
+
+Emit = Callable[["Finding"], None]
 T = TypeVar("T")
 
 

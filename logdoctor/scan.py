@@ -11,14 +11,16 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from logdoctor.doctor import Doctor
-from logdoctor.library.matcher import Library
-from logdoctor.model import Finding
 from logdoctor.pipeline import Pipeline
-from logdoctor.report import Reporter
 from logdoctor.sources.files import InputError, chunks
+
+if TYPE_CHECKING:
+    from logdoctor.library.matcher import Library
+    from logdoctor.model import Finding
+    from logdoctor.report import Reporter
 
 
 class _Advance(Protocol):

@@ -22,13 +22,16 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from logdoctor import grammar
 from logdoctor.doctor import Doctor
 from logdoctor.framing import Framer, Line
-from logdoctor.model import Finding
-from logdoctor.prefilter import Prefilter
 from logdoctor.records import Record
+
+if TYPE_CHECKING:  # a small source builds no prefilter (and imports no Hyperscan), a clean one no finding
+    from logdoctor.model import Finding
+    from logdoctor.prefilter import Prefilter
 
 # A process prefix exactly as records.py reads one (`(APIServer pid=1) `, Ray's `(pid=1, ip=...) `, torch's
 # `[rank0]: `): the grammar's rules, kept within the line (a `\s` that crossed newlines was found by

@@ -1,12 +1,16 @@
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
 
 from logdoctor.framing import Line
 from logdoctor.library.matcher import Library
-from logdoctor.library.schema import Pattern
+from logdoctor.library.pattern import Pattern
+from logdoctor.library.schema import validate_pattern
 from logdoctor.records import Record, parse
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -26,17 +30,28 @@ def make_pattern(**fields: object) -> Pattern:
         "fix": {"summary": "s", "steps": ["x"]},
         "source": {"file": "f", "versions": "*", "checked": "c"},
     }
-    return Pattern.model_validate(base | fields)
+    return validate_pattern(base | fields)
 
 
 def records(*texts: str, source: str = "-") -> list[Record]:
     return [parse(Line(source, n, t)) for n, t in enumerate(texts, 1)]
 
 
-@pytest.fixture(autouse=True, scope="session")
-def _private_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
-    """Keep the prefilter's compiled cache (and the logdoctor processes the tests start) out of ~/.cache."""
-    import os
-
+def pytest_configure(config: pytest.Config) -> None:
+    """Keep logdoctor's caches (the library, the constraint sets, the prefilter) out of ~/.cache, for the
+    tests and the logdoctor processes they start. Set here, before the test modules are imported: some
+    build a child's environment from os.environ then (test_run.py's ENV), and a session fixture came
+    too late for them."""
     # bench/mutate.py runs the tests hundreds of times: it names one cache they may share.
-    os.environ["LOGDOCTOR_CACHE"] = os.environ.get("LOGDOCTOR_TEST_CACHE") or str(tmp_path_factory.mktemp("cache"))
+    shared = os.environ.get("LOGDOCTOR_TEST_CACHE")
+    os.environ["LOGDOCTOR_CACHE"] = shared or tempfile.mkdtemp(prefix="logdoctor-test-cache-")
+    config.stash[_OWN_CACHE] = None if shared else os.environ["LOGDOCTOR_CACHE"]
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    own = config.stash.get(_OWN_CACHE, None)
+    if own is not None:
+        shutil.rmtree(own, ignore_errors=True)
+
+
+_OWN_CACHE = pytest.StashKey[str | None]()

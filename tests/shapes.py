@@ -18,7 +18,7 @@ from logdoctor.diagnose import rank_key
 from logdoctor.doctor import Doctor
 from logdoctor.framing import frame_bytes
 from logdoctor.library.matcher import Library
-from logdoctor.library.schema import Pattern
+from logdoctor.library.pattern import Pattern
 
 FRAMES = [
     ("/usr/local/lib/python3.12/site-packages/vllm/entrypoints/cli/main.py", 73, "main", "args.dispatch_function(args)"),

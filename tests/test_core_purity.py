@@ -16,7 +16,8 @@ CORE = [
     "framing", "records", "prefixes", "unflatten", "unwrap", "assemble", "diagnose", "doctor", "sieve",
     "audit", "model", "versions",
     "library.matcher", "library.constraints", "library.gate", "library.qualified", "library.rules",
-    "library.literals", "library.schema",
+    "library.literals", "library.schema", "library.rules_schema", "library.pattern", "library.details",
+    "vocabulary",
     "launch.tracker", "launch.header", "launch.pyrepr", "launch.cmdline", "launch.config", "launch.facts",
 ]  # fmt: skip
 EDGES = ("logdoctor.sources", "logdoctor.report", "logdoctor.cli", "logdoctor.watch", "logdoctor.scan",

@@ -4,6 +4,7 @@ the header agrees with the command that produced the log."""
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import subprocess
 import tomllib
@@ -71,7 +72,7 @@ def test_multi_rule_launch_every_broken_rule_and_a_command_that_passes(tmp_path:
         [logdoctor_exe(), "check", "--format", "json", "--vllm-version", "0.33.0", "--", *shlex.split(command)],
         capture_output=True,
         text=True,
-        env={"PATH": "/usr/bin"},
+        env={"PATH": "/usr/bin", "LOGDOCTOR_CACHE": os.environ["LOGDOCTOR_CACHE"]},  # the tests' cache
     )
     report = json.loads(check.stdout)
     assert check.returncode == 0 and report["ok"], report

@@ -114,28 +114,3 @@ def test_nested_quantifiers_are_warned_about(library: Library) -> None:
     problems = check_pattern(Library([slow]), slow)
     # (it requires no literal of three characters either, which the prefilter warning also says)
     assert [(p.kind, p.is_warning) for p in problems] == [("backtracking", True), ("unfilterable", True)]
-
-
-def test_the_validated_library_is_cached_and_a_change_or_a_damaged_cache_rebuilds_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from logdoctor.library.loader import load_cached_patterns
-
-    monkeypatch.setenv("LOGDOCTOR_CACHE", str(tmp_path / "cache"))
-    mine = tmp_path / "mine"
-    mine.mkdir()
-    (mine / "site.toml").write_text(
-        '[[pattern]]\nid = "site.boom"\ntitle = "t"\nseverity = "error"\nmatch = "boom (?P<n>\\\\d+)"\n'
-        'explanation = "e"\n[pattern.fix]\nsummary = "s {n}"\n'
-        '[pattern.source]\nfile = "f"\n[pattern.examples]\nmatch = ["ValueError: boom 1"]\n'
-    )
-    first, first_literals, _ = load_cached_patterns([str(mine)])
-    (cached,) = (tmp_path / "cache").glob("library-*.json")
-    again, again_literals, _ = load_cached_patterns([str(mine)])
-    assert [p.id for p in again] == [p.id for p in first] and again_literals == first_literals
-    assert again[0].compiled.search("boom 7")["n"] == "7" and again[0].origin == first[0].origin
-    cached.write_text("{damaged")
-    assert [p.id for p in load_cached_patterns([str(mine)])[0]] == [p.id for p in first]
-    (mine / "site.toml").write_text((mine / "site.toml").read_text().replace("site.boom", "site.bang"))
-    assert load_cached_patterns([str(mine)])[0][0].id == "site.bang"
-    assert len(list((tmp_path / "cache").glob("library-*.json"))) == 1

@@ -16,7 +16,7 @@ from logdoctor.assemble import MAX_SILENT_LINES
 from logdoctor.doctor import Doctor
 from logdoctor.framing import Framer
 from logdoctor.library.matcher import Library
-from logdoctor.library.schema import Pattern
+from logdoctor.library.pattern import Pattern
 from logdoctor.prefilter import Prefilter, hyperscan_available, triggers_for
 from logdoctor.sieve import Sieve
 from tests.conftest import FIXTURES, make_pattern

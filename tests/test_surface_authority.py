@@ -16,7 +16,7 @@ import pytest
 
 from bench.surface.authority import FLAG, flag_problems, message_problems, says_vllm_writes_it
 from logdoctor.library.loader import load_patterns
-from logdoctor.library.schema import Pattern
+from logdoctor.library.pattern import Pattern
 from logdoctor.surface import SurfaceIndex, default_index
 
 PATTERNS = load_patterns()

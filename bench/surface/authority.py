@@ -22,7 +22,7 @@ from logdoctor.assemble import Assembler
 from logdoctor.framing import frame_bytes
 from logdoctor.library import qualified
 from logdoctor.library.loader import load_patterns
-from logdoctor.library.schema import Pattern
+from logdoctor.library.pattern import Pattern
 from logdoctor.surface import SurfaceIndex, default_index
 from logdoctor.versions import in_range
 

@@ -9,26 +9,26 @@ it say "unknown", never "met".
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field
 
 OriginKind = Literal["log", "command", "config_file", "default", "derived", "inferred"]
 
+# Plain dataclasses, not pydantic models: every launch a log shows builds one, and a scan of a log without
+# findings should not pay for importing pydantic. Nothing here is validated input or serialized output.
 
-class Origin(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Origin:
     kind: OriginKind
-    where: str = Field(description="`server.log:12`, `command line`, `serve.yaml`, `vLLM 0.33.0 default`, ...")
+    where: str  # `server.log:12`, `command line`, `serve.yaml`, `vLLM 0.33.0 default`, ...
 
     def __str__(self) -> str:
         return self.where
 
 
-class Setting(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Setting:
     value: Any
     origin: Origin
 
@@ -69,19 +69,18 @@ RULE_ARGUMENTS: tuple[str, ...] = (
 )
 
 
-class LaunchConfig(BaseModel):
+@dataclass(kw_only=True)
+class LaunchConfig:
     """A launch: the arguments (vLLM names), derived facts, and environment variables that matter."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    settings: dict[str, Setting] = Field(default_factory=dict)
+    settings: dict[str, Setting] = field(default_factory=dict)
     # What the user wrote, in order, as vLLM argument names: the corrected command keeps these.
-    given: list[str] = Field(default_factory=list)
+    given: list[str] = field(default_factory=list)
     # The tokens the user wrote for each argument: rendered as written while the value is unchanged.
-    written: dict[str, list[str]] = Field(default_factory=dict)
-    env: dict[str, Setting] = Field(default_factory=dict)
+    written: dict[str, list[str]] = field(default_factory=dict)
+    env: dict[str, Setting] = field(default_factory=dict)
     # vLLM's defaults for the running version: what an argument falls back to when a fix removes it.
-    defaults: dict[str, Setting] = Field(default_factory=dict)
+    defaults: dict[str, Setting] = field(default_factory=dict)
     program: str = "vllm serve"
 
     def get(self, name: str) -> Setting | None:
@@ -131,12 +130,11 @@ class LaunchConfig(BaseModel):
             self.given.remove(name)
 
     def copy_deep(self) -> LaunchConfig:
-        return self.model_copy(
-            update={
-                "settings": dict(self.settings),
-                "given": list(self.given),
-                "written": {k: list(v) for k, v in self.written.items()},
-                "env": dict(self.env),
-                "defaults": dict(self.defaults),
-            }
+        return replace(
+            self,
+            settings=dict(self.settings),
+            given=list(self.given),
+            written={k: list(v) for k, v in self.written.items()},
+            env=dict(self.env),
+            defaults=dict(self.defaults),
         )

@@ -10,7 +10,6 @@ import json
 import re
 import tomllib
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 
 from logdoctor.launch.config import LaunchConfig, Origin
@@ -25,7 +24,7 @@ _CONFIG_JSON_FACTS = {
 
 @lru_cache(maxsize=1)
 def _families() -> list[tuple[re.Pattern[str], str]]:
-    text = resources.files("logdoctor").joinpath("launch", "families.toml").read_text("utf-8")
+    text = Path(__file__).resolve().with_name("families.toml").read_text("utf-8")
     return [(re.compile(f["match"]), f["architecture"]) for f in tomllib.loads(text)["family"]]
 
 

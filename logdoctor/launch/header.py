@@ -193,13 +193,18 @@ _KEYS_0_31 = tuple(  # 0.31.0-0.33.0
 class _Era:
     since: tuple[int, int]  # first (major, minor) the key list applies to
     keys: tuple[str, ...]
-    # `, key=` for any key of the era: literal alternatives then `=`, so it cannot backtrack. 0.8.5
-    # prints `,  device_config=` with two spaces.
-    boundary: re.Pattern[str] = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self) -> None:
-        pattern = re.compile(r", {1,2}(" + "|".join(map(re.escape, self.keys)) + r")=")
-        object.__setattr__(self, "boundary", pattern)
+    @property
+    def boundary(self) -> re.Pattern[str]:
+        return _boundary(self.keys)
+
+
+@lru_cache(maxsize=16)
+def _boundary(keys: tuple[str, ...]) -> re.Pattern[str]:
+    """`, key=` for any key of an era: literal alternatives then `=`, so it cannot backtrack (0.8.5 prints
+    `,  device_config=` with two spaces). Compiled when a line of the era is met: the seven alternations
+    cost a twentieth of a start, and most logs print one era's line."""
+    return re.compile(r", {1,2}(" + "|".join(map(re.escape, keys)) + r")=")
 
 
 # The last era whose `since` is <= the line's version applies.
@@ -395,9 +400,20 @@ class _Group:
 @dataclass(frozen=True, slots=True)
 class _Notice:
     kind: str
-    pattern: re.Pattern[str]
+    pattern: str
     settings: tuple[tuple[str, object], ...]  # (vLLM argument, constant or _Group)
     versions: str  # where the format string was seen, for the reader
+
+    @property
+    def regex(self) -> re.Pattern[str]:
+        return _compiled(self.pattern)
+
+
+@lru_cache(maxsize=64)
+def _compiled(pattern: str) -> re.Pattern[str]:
+    """A notice's regex, compiled when a message starts like it: compiling the table's two dozen at
+    import cost a thirtieth of a start, and a log shows a few of them."""
+    return re.compile(pattern)
 
 
 def _enabling(action: str) -> bool:
@@ -407,19 +423,19 @@ def _enabling(action: str) -> bool:
 _NOTICES: tuple[_Notice, ...] = (
     _Notice(
         "architecture",
-        re.compile(r"Resolved architecture: (?P<arch>\S+)"),
+        (r"Resolved architecture: (?P<arch>\S+)"),
         (("architecture", _Group("arch")),),
         "0.10+",
     ),
     _Notice(
         "max_model_len",
-        re.compile(r"Using max model len (?P<len>\d+)"),
+        (r"Using max model len (?P<len>\d+)"),
         (("max_model_len", _Group("len", int)),),
         "0.9.2+",
     ),
     _Notice(
         "chunked_prefill",
-        re.compile(r"Chunked prefill is enabled with max_num_batched_tokens=(?P<tokens>\d+)"),
+        (r"Chunked prefill is enabled with max_num_batched_tokens=(?P<tokens>\d+)"),
         (("enable_chunked_prefill", True), ("max_num_batched_tokens", _Group("tokens", int))),
         "0.6+",
     ),
@@ -427,7 +443,7 @@ _NOTICES: tuple[_Notice, ...] = (
     # warning picking 'all' or 'align' in 0.23-0.27, info picking 'align' from 0.28.
     _Notice(
         "mamba_cache_mode_default",
-        re.compile(
+        (
             r"Mamba cache mode is set to '(?P<mode>[^']*)' for (?P<arch>\S+) by default when prefix caching is enabled"
         ),
         (("mamba_cache_mode", _Group("mode")), ("architecture", _Group("arch")), ("enable_prefix_caching", True)),
@@ -435,31 +451,31 @@ _NOTICES: tuple[_Notice, ...] = (
     ),
     _Notice(
         "mamba_cache_mode_none",
-        re.compile(r"Mamba cache mode is set to 'none' when prefix caching is disabled"),
+        (r"Mamba cache mode is set to 'none' when prefix caching is disabled"),
         (("mamba_cache_mode", "none"), ("enable_prefix_caching", False)),
         "0.23+",
     ),
     _Notice(
         "mamba_cache_mode_all_deprecated",
-        re.compile(r"Mamba cache mode 'all' is deprecated"),
+        (r"Mamba cache mode 'all' is deprecated"),
         (("mamba_cache_mode", "all"),),
         "0.30-0.31",
     ),
     _Notice(
         "mamba_prefix_caching_experimental",
-        re.compile(r"Warning: Prefix caching in Mamba cache '(?P<mode>[^']*)' mode is currently enabled\."),
+        (r"Warning: Prefix caching in Mamba cache '(?P<mode>[^']*)' mode is currently enabled\."),
         (("mamba_cache_mode", _Group("mode")), ("enable_prefix_caching", True)),
         "0.23-0.27",
     ),
     _Notice(
         "mamba_prefix_caching_experimental",
-        re.compile(r"Warning: Prefix caching is currently enabled\. Its support for Mamba layers is experimental"),
+        (r"Warning: Prefix caching is currently enabled\. Its support for Mamba layers is experimental"),
         (("enable_prefix_caching", True),),
         "0.13",
     ),
     _Notice(
         "mamba_cache_mode_fallback",
-        re.compile(
+        (
             r"Hybrid or mamba-based model detected without support for prefix caching with Mamba cache 'all' "
             r"mode: falling back to 'align' mode"
         ),
@@ -468,7 +484,7 @@ _NOTICES: tuple[_Notice, ...] = (
     ),
     _Notice(
         "hybrid_prefix_caching_disabled",
-        re.compile(
+        (
             r"Hybrid or mamba-based model detected(?:: disabling prefix caching since it is not yet supported"
             r"| without support for prefix caching: disabling)"
         ),
@@ -477,7 +493,7 @@ _NOTICES: tuple[_Notice, ...] = (
     ),
     _Notice(
         "hybrid_cudagraph_mode",
-        re.compile(r"Hybrid or mamba-based model detected: setting cudagraph mode to (?P<mode>\w+)"),
+        (r"Hybrid or mamba-based model detected: setting cudagraph mode to (?P<mode>\w+)"),
         (("cudagraph_mode", _Group("mode")),),
         "0.10-0.11",
     ),
@@ -485,13 +501,13 @@ _NOTICES: tuple[_Notice, ...] = (
     # from at least 0.33).
     _Notice(
         "prefix_caching_default",
-        re.compile(r"\(?(?P<action>Enabling|Disabling)\)? prefix caching by default"),
+        (r"\(?(?P<action>Enabling|Disabling)\)? prefix caching by default"),
         (("enable_prefix_caching", _Group("action", _enabling)),),
         "0.10+",
     ),
     _Notice(
         "chunked_prefill_default",
-        re.compile(r"\(?(?P<action>Enabling|Disabling)\)? chunked prefill by default"),
+        (r"\(?(?P<action>Enabling|Disabling)\)? chunked prefill by default"),
         (("enable_chunked_prefill", _Group("action", _enabling)),),
         "0.10+",
     ),
@@ -500,52 +516,52 @@ _NOTICES: tuple[_Notice, ...] = (
     # invariance, as it is not yet supported.` (0.13+).
     _Notice(
         "prefix_caching_disabled",
-        re.compile(r"Disabling prefix caching(?::| for) (?P<reason>.+)"),
+        (r"Disabling prefix caching(?::| for) (?P<reason>.+)"),
         (("enable_prefix_caching", False),),
         "0.13+",
     ),
     _Notice(
         "encoder_decoder_disabling",
-        re.compile(r"Encoder-decoder models do not support chunked prefill nor prefix caching; disabling both"),
+        (r"Encoder-decoder models do not support chunked prefill nor prefix caching; disabling both"),
         (("enable_chunked_prefill", False), ("enable_prefix_caching", False)),
         "0.33",
     ),
     _Notice(
         "mamba_ssm_cache_dtype",
-        re.compile(r"Updating mamba_ssm_cache_dtype to '(?P<dtype>[^']*)' for NemotronH model"),
+        (r"Updating mamba_ssm_cache_dtype to '(?P<dtype>[^']*)' for NemotronH model"),
         (("mamba_ssm_cache_dtype", _Group("dtype")),),
         "0.13+",
     ),
     _Notice(
         "mamba_backend",
-        re.compile(r"Using (?P<backend>\S+) Mamba SSU backend\."),
+        (r"Using (?P<backend>\S+) Mamba SSU backend\."),
         (("mamba_backend", _Group("backend")),),
         "0.23+",
     ),
     # Logged only with --use-replayssm; the ReplaySSM backend is the Mamba backend (`backend.value`).
     _Notice(
         "replayssm_backend",
-        re.compile(r"Using (?P<backend>\S+) ReplaySSM backend\."),
+        (r"Using (?P<backend>\S+) ReplaySSM backend\."),
         (("use_replayssm", True), ("mamba_backend", _Group("backend"))),
         "0.30+",
     ),
     _Notice(
         "mamba_backend_cpu_override",
-        re.compile(r"CPU platform detected: overriding Mamba SSU backend from '(?P<old>[^']*)' to '(?P<new>[^']*)'"),
+        (r"CPU platform detected: overriding Mamba SSU backend from '(?P<old>[^']*)' to '(?P<new>[^']*)'"),
         (("mamba_backend", _Group("new")),),
         "0.27+",
     ),
     # `... with name: %s and engine_id: %s` from 0.10; 0.8.5 logs the name only.
     _Notice(
         "kv_connector",
-        re.compile(r"Creating v1 connector with name: (?P<name>\S+?)(?: and engine_id: (?P<engine_id>\S+))?\s*\Z"),
+        (r"Creating v1 connector with name: (?P<name>\S+?)(?: and engine_id: (?P<engine_id>\S+))?\s*\Z"),
         (("kv_connector", _Group("name")), ("kv_engine_id", _Group("engine_id"))),
         "0.8+",
     ),
     # INFO from 0.12 (DEBUG before).
     _Notice(
         "distributed_init",
-        re.compile(
+        (
             r"world_size=(?P<world>\d+) rank=(?P<rank>\d+) local_rank=(?P<local>-?\d+) "
             r"distributed_init_method=(?P<method>\S+) backend=(?P<backend>\S+)"
         ),
@@ -560,14 +576,14 @@ _NOTICES: tuple[_Notice, ...] = (
     ),
     _Notice(
         "model_runner_v1_fallback",
-        re.compile(r"Model Runner V2 does not yet support (?P<features>.+); using the V1 model runner instead\."),
+        (r"Model Runner V2 does not yet support (?P<features>.+); using the V1 model runner instead\."),
         (("use_v2_model_runner", False),),
         "0.23+",
     ),
     # The flag is accepted and ignored: Mamba prefix caching follows --enable-prefix-caching.
     _Notice(
         "mamba_cache_mode_ignored",
-        re.compile(r"--mamba-cache-mode is deprecated and will be removed in (?P<removal>\S+?)\. It has no effect"),
+        (r"--mamba-cache-mode is deprecated and will be removed in (?P<removal>\S+?)\. It has no effect"),
         (),
         "0.33",
     ),
@@ -588,7 +604,7 @@ def parse_notice(message: str) -> NoticeLine | None:
 
 def _match_notices(message: str, notices: tuple[_Notice, ...]) -> NoticeLine | None:
     for notice in notices:
-        match = notice.pattern.match(message)
+        match = notice.regex.match(message)
         if match is None:
             continue
         values: dict[str, object] = {}
@@ -614,7 +630,7 @@ _START = 6  # characters of the message that select the parsers to try
 def _notices_by_start() -> dict[str, tuple[_Notice, ...]]:
     table: dict[str, list[_Notice]] = {}
     for notice in _NOTICES:
-        for start in _literal_starts(notice.pattern.pattern):
+        for start in _literal_starts(notice.pattern):
             table.setdefault(start, []).append(notice)
     return {start: tuple(notices) for start, notices in table.items()}
 
@@ -639,7 +655,7 @@ FACT_STARTS: tuple[str, ...] = (
     r"non-default args: \{",
     r"args: Namespace\(",
     _ENGINE.pattern,
-    *(notice.pattern.pattern for notice in _NOTICES),
+    *(notice.pattern for notice in _NOTICES),
 )
 
 

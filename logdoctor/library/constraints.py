@@ -137,7 +137,7 @@ def _apply_derivation(step: Derivation, config: LaunchConfig) -> None:
     holds = True if step.when is None else evaluate(step.when, config)
     if holds is False:
         return
-    spec = step.value_from.model_dump(by_alias=True) if step.value_from is not None else step.value
+    spec = step.value_from.spec() if step.value_from is not None else step.value
     value = resolve_value(spec, config)
     if holds is None or value is _MISSING:
         if lookup(config, step.field) != value:

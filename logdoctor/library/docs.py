@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from logdoctor.library.matcher import Library
-from logdoctor.library.schema import Pattern
+from logdoctor.library.pattern import Pattern
 
 _WHERE = {
     "exception": "the message of an exception",

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Hashable, Iterable
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from logdoctor.library.literals import Literals
 
@@ -97,3 +97,28 @@ class LiteralGate(Generic[K]):
             if prefix in hay:
                 found.update(key for key, literal in members if literal in hay)
         return found
+
+    # The library cache (library/stored.py) keeps a gate as JSON: filing five thousand literals under their
+    # words again would cost a third of a clean scan's start. Keys must be strings (pattern ids) there.
+    def to_data(self) -> dict[str, Any]:
+        return {
+            "always": self.always,
+            "by_word": self._by_word,
+            "by_word_caseless": self._by_word_caseless,
+            "direct_groups": self._direct_groups,
+            "any_caseless": self._any_caseless,
+        }
+
+    @classmethod
+    def from_data(cls, data: dict[str, Any]) -> LiteralGate[Any]:
+        """The gate to_data() described (JSON made its tuples lists)."""
+        gate: LiteralGate[Any] = cls.__new__(cls)
+        gate.always = list(data["always"])
+        gate._by_word = {word: [(k, t) for k, t in entries] for word, entries in data["by_word"].items()}
+        gate._by_word_caseless = {w: [(k, t) for k, t in entries] for w, entries in data["by_word_caseless"].items()}
+        gate._direct_groups = [
+            (prefix, caseless, [(k, t) for k, t in members]) for prefix, caseless, members in data["direct_groups"]
+        ]
+        gate._any_caseless = bool(data["any_caseless"])
+        gate._memo = {}
+        return gate

@@ -6,16 +6,16 @@ from collections.abc import Callable, Iterable, Sequence, Set
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-import regex
-
 from logdoctor.assemble import Event, RaisedException
 from logdoctor.library.gate import MEMO_TEXT_CHARS, LiteralGate
 from logdoctor.library.literals import Literals, required_literals, selective
-from logdoctor.library.rules import ConstraintSet
-from logdoctor.library.schema import Pattern
 from logdoctor.records import Record
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the regex module is imported by the first pattern compiled (pattern.py)
+    import regex
+
+    from logdoctor.library.pattern import Pattern
+    from logdoctor.library.rules import ConstraintSet
     from logdoctor.prefilter import Prefilter
     from logdoctor.surface import SurfaceIndex
 
@@ -57,12 +57,16 @@ class Library:
         sets: Sequence[ConstraintSet] = (),
         literals: dict[str, Literals | None] | None = None,
         fingerprint: str | None = None,
+        gates: tuple[LiteralGate[str], LiteralGate[str]] | None = None,
     ) -> None:
+        """`gates`: the line and exception gates, as the library cache (stored.py) kept them: building
+        them again would cost a third of a clean scan's start."""
         self.patterns = list(patterns)
-        # What the library was built from (loader.load_cached_patterns), when it came from files: what
-        # caches of things derived from it (the prefilter) are keyed by.
+        # What the library was built from (stored.load_library), when it came from files: what caches of
+        # things derived from it (the prefilter) are keyed by.
         self.fingerprint = fingerprint
-        self.sets = list(sets)
+        self._sets: list[ConstraintSet] | None = list(sets)
+        self._load_sets: Callable[[], list[ConstraintSet]] | None = None
         self.by_id = {p.id: p for p in self.patterns}
         self._exception_patterns = [p for p in self.patterns if p.where in ("exception", "any")]
         self.line_patterns = [
@@ -72,8 +76,12 @@ class Library:
         # word lookup costs a fraction of a regex search, and most texts hold none.
         known = literals or {}
         self._literals = {p.id: known[p.id] if p.id in known else required_literals(p.match) for p in self.patterns}
-        self._line_gate = LiteralGate((p.id, self._literals[p.id]) for p in self.line_patterns)
-        self._exception_gate = LiteralGate((p.id, self._literals[p.id]) for p in self._exception_patterns)
+        if gates is None:
+            gates = (
+                LiteralGate((p.id, self._literals[p.id]) for p in self.line_patterns),
+                LiteralGate((p.id, self._literals[p.id]) for p in self._exception_patterns),
+            )
+        self._line_gate, self._exception_gate = gates
         # The gate says which few may match; these say in what order to try them (the library's).
         self._exception_order = {p.id: (at, p) for at, p in enumerate(self._exception_patterns)}
         self._line_order = {p.id: (at, p) for at, p in enumerate(self.line_patterns)}
@@ -102,6 +110,17 @@ class Library:
         self._prefilter: object = _UNBUILT
         self._surface: object = _UNBUILT
 
+    @property
+    def sets(self) -> list[ConstraintSet]:
+        """The constraint sets (library/rules.py); a loaded library reads them on first use: a scan of a
+        log without a rule's error never does."""
+        if self._sets is None:
+            self._sets = self._load_sets() if self._load_sets is not None else []
+        return self._sets
+
+    def set_sets_loader(self, load: Callable[[], list[ConstraintSet]]) -> None:
+        self._sets, self._load_sets = None, load
+
     def surface(self) -> SurfaceIndex | None:
         """vLLM's error surface (logdoctor/surface), loaded on first use; None when the packaged index is
         missing or unreadable (patterns still work, unknown vLLM messages stay unrecognized)."""
@@ -125,12 +144,11 @@ class Library:
 
     @classmethod
     def load(cls, extra_dirs: Iterable[str] = ()) -> Library:
-        from logdoctor.library.loader import load_cached_patterns, load_constraint_sets, prefilter_enabled
+        """The shipped patterns and the user's (`extra_dirs`, $LOGDOCTOR_PATTERNS), from logdoctor's cache
+        when their files are unchanged (library/stored.py)."""
+        from logdoctor.library.stored import load_library
 
-        patterns, literals, fingerprint = load_cached_patterns(extra_dirs)
-        library = cls(patterns, load_constraint_sets(extra_dirs), literals, fingerprint)
-        library.prefilter_enabled = prefilter_enabled()
-        return library
+        return load_library(extra_dirs)
 
     def _search(self, pattern: Pattern, text: str) -> regex.Match[str] | None:
         if pattern.id in self.timed_out:

@@ -10,24 +10,23 @@ all, so logdoctor can check a whole launch at once. A set has:
   exact message vLLM raises when it is broken (linking a log's error to its rule), and the fixes.
 
 Conditions are three-valued: a field nobody revealed makes a condition unknown, never true or false.
+
+These are plain dataclasses: rules_schema.py validates a `[[constraint_set]]` table (pydantic) and
+builds them with set_from_data; the library cache (stored.py) keeps them as that same data, so `check`
+and a finding's audit import no pydantic.
 """
 
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass
 from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field, model_validator
-
-from logdoctor.versions import check_range
 
 Op = Literal["eq", "ne", "in", "not_in", "is_null", "not_null", "gt", "ge", "lt", "le", "multiple_of"]
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-
-class Condition(_Strict):
+@dataclass(kw_only=True)
+class Condition:
     """`{field, op, value}`, or `value_from` another field (+ `offset`), or `all` / `any` / `not`."""
 
     field: str | None = None
@@ -37,16 +36,7 @@ class Condition(_Strict):
     offset: float = 0
     all: list[Condition] | None = None
     any: list[Condition] | None = None
-    not_: Condition | None = Field(default=None, alias="not")
-
-    @model_validator(mode="after")
-    def _one_shape(self) -> Condition:
-        shapes = [self.field is not None, self.all is not None, self.any is not None, self.not_ is not None]
-        if sum(shapes) != 1:
-            raise ValueError("a condition is exactly one of: field/op/value, all, any, not")
-        if self.field is not None and self.op is None:
-            raise ValueError(f"condition on {self.field!r} needs an `op`")
-        return self
+    not_: Condition | None = None
 
     def fields(self) -> set[str]:
         found = {self.field} if self.field else set()
@@ -57,45 +47,54 @@ class Condition(_Strict):
         return found
 
 
-class ValueFrom(_Strict):
+@dataclass(kw_only=True)
+class ValueFrom:
     """A fix or derived value computed from another field: `{from = "num_speculative_tokens", offset = 1}`."""
 
-    from_: str = Field(alias="from")
+    from_: str
     offset: float = 0
 
+    def spec(self) -> dict[str, Any]:
+        """As a pattern file writes it (what constraints.resolve_value reads)."""
+        return {"from": self.from_, "offset": self.offset}
 
-class FixOption(_Strict):
+
+@dataclass(kw_only=True)
+class FixOption:
     says: str
     when: Condition | None = None  # the option applies only when this holds (first applicable wins)
-    set: dict[str, Any] = Field(default_factory=dict)  # str | int | bool | dict | ValueFrom-shaped dict
-    unset: list[str] = Field(default_factory=list)
+    set: dict[str, Any] = dataclasses.field(default_factory=dict)  # str | int | bool | dict | {from = ...}
+    unset: list[str] = dataclasses.field(default_factory=list)
 
 
-class Derivation(_Strict):
+@dataclass(kw_only=True)
+class Derivation:
     field: str
+    says: str
     value: Any = None
     value_from: ValueFrom | None = None
     when: Condition | None = None
     only_if_unknown: bool = False  # a default that depends on the model: never overrides a revealed value
-    says: str
 
 
-class Rule(_Strict):
+@dataclass(kw_only=True)
+class Rule:
     id: str
     says: str
-    when: Condition | None = None  # the branch of vLLM's validator the rule lives in
     require: Condition
     vllm_message: str
-    patterns: list[str] = Field(default_factory=list)  # pattern ids that recognise the rule's errors in a log
+    fix: list[FixOption]
+    when: Condition | None = None  # the branch of vLLM's validator the rule lives in
+    patterns: list[str] = dataclasses.field(default_factory=list)  # pattern ids of the rule's errors in a log
     raised_in: str = "API server, at config validation"
     # `arguments` rules are vLLM's argument parser: they read the launch as written, before vLLM
     # resolves anything (a choice the parser rejects never reaches the resolution).
     stage: Literal["arguments", "validation"] = "validation"
     note: str | None = None  # e.g. "vLLM's own hint names the wrong flag"
-    fix: list[FixOption] = Field(min_length=1)
 
 
-class ConstraintSet(_Strict):
+@dataclass(kw_only=True)
+class ConstraintSet:
     id: str
     feature: str
     versions: str
@@ -104,24 +103,82 @@ class ConstraintSet(_Strict):
     # `replace_derive`), its rules (overridden by id, or removed with `drop`).
     extends: str | None = None
     replace_derive: bool = False
-    drop: list[str] = Field(default_factory=list)
-    derive: list[Derivation] = Field(default_factory=list)
-    rule: list[Rule] = Field(default_factory=list)
-    origin: str = Field(default="", exclude=True)
+    drop: list[str] = dataclasses.field(default_factory=list)
+    derive: list[Derivation] = dataclasses.field(default_factory=list)
+    rule: list[Rule] = dataclasses.field(default_factory=list)
+    origin: str = ""  # the file it came from
 
     def inherit(self, parent: ConstraintSet) -> ConstraintSet:
         """This set with its parent's derivations and rules filled in."""
         own = {r.id: r for r in self.rule}
         rules = [own.pop(r.id, r) for r in parent.rule if r.id not in self.drop] + list(own.values())
         derive = self.derive if self.replace_derive else parent.derive + self.derive
-        return self.model_copy(update={"rule": rules, "derive": derive, "extends": None})
+        return dataclasses.replace(self, rule=rules, derive=derive, extends=None)
 
-    @model_validator(mode="after")
-    def _valid(self) -> ConstraintSet:
-        check_range(self.versions)
-        ids = [r.id for r in self.rule]
-        if len(ids) != len(set(ids)):
-            raise ValueError(f"rule ids repeat in set {self.id}")
-        if not self.rule and self.extends is None:
-            raise ValueError(f"set {self.id} has no rules")
-        return self
+
+# --- as data: a validated table (rules_schema.py) or the cache's copy of one --------------------------------
+
+
+def set_from_data(data: dict[str, Any]) -> ConstraintSet:
+    """The set a `[[constraint_set]]` table describes (rules_schema.py validated it, or set_to_data wrote
+    it). A key the dataclasses do not have is a TypeError: data of another layout."""
+    fields = _own_keys(data)
+    fields["active"] = _condition(data["active"])
+    fields["derive"] = [_derivation(d) for d in data.get("derive", [])]
+    fields["rule"] = [_rule(r) for r in data.get("rule", [])]
+    return ConstraintSet(**fields)
+
+
+def set_to_data(cset: ConstraintSet) -> dict[str, Any]:
+    """What set_from_data reads back: the table's own keys (`not`, `from`), plain JSON values."""
+    data: dict[str, Any] = _table_keys(dataclasses.asdict(cset))
+    return data
+
+
+_TABLE_KEY = {"not_": "not", "from_": "from"}  # Python keywords, spelled as the pattern file spells them
+_OWN_KEY = {table: own for own, table in _TABLE_KEY.items()}
+
+
+def _table_keys(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {_TABLE_KEY.get(k, k): _table_keys(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_table_keys(v) for v in value]
+    return value
+
+
+def _own_keys(data: dict[str, Any]) -> dict[str, Any]:
+    return {_OWN_KEY.get(k, k): v for k, v in data.items()}
+
+
+def _condition(data: dict[str, Any] | None) -> Any:
+    if data is None:
+        return None
+    fields = _own_keys(data)
+    for key in ("all", "any"):
+        if fields.get(key) is not None:
+            fields[key] = [_condition(c) for c in fields[key]]
+    fields["not_"] = _condition(fields.get("not_"))
+    return Condition(**fields)
+
+
+def _derivation(data: dict[str, Any]) -> Derivation:
+    fields = _own_keys(data)
+    fields["when"] = _condition(fields.get("when"))
+    if fields.get("value_from") is not None:
+        fields["value_from"] = ValueFrom(**_own_keys(fields["value_from"]))
+    return Derivation(**fields)
+
+
+def _fix(data: dict[str, Any]) -> FixOption:
+    fields = _own_keys(data)
+    fields["when"] = _condition(fields.get("when"))
+    return FixOption(**fields)
+
+
+def _rule(data: dict[str, Any]) -> Rule:
+    fields = _own_keys(data)
+    fields["require"] = _condition(fields["require"])
+    fields["when"] = _condition(fields.get("when"))
+    fields["fix"] = [_fix(f) for f in fields["fix"]]
+    return Rule(**fields)

@@ -1,4 +1,6 @@
-"""The pattern file format as pydantic models (see docs/pattern-format.md)."""
+"""The pattern file format as pydantic models (see docs/pattern-format.md): what checks an entry of a
+pattern file. A valid entry becomes a plain Pattern (library/pattern.py), which is what the rest of
+logdoctor uses; only building the library (and its cache) imports this module."""
 
 from __future__ import annotations
 
@@ -9,8 +11,10 @@ import regex
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from logdoctor.library import qualified
-from logdoctor.model import Severity
+from logdoctor.library.details import PatternDetails, PatternExamples, PatternFix, PatternSource
+from logdoctor.library.pattern import Pattern
 from logdoctor.versions import check_range
+from logdoctor.vocabulary import Severity
 
 _PLACEHOLDER = std_re.compile(r"\{(\w+)(?:\|[^{}]*)?\}")
 _ID = std_re.compile(r"[a-z0-9]+(?:[.-][a-z0-9]+)+")
@@ -24,7 +28,7 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class PatternFix(_Strict):
+class FixEntry(_Strict):
     summary: str
     # A step may hold for some releases only: `[>=0.13] ...` (library/qualified.py).
     steps: list[str] = Field(default_factory=list)
@@ -45,7 +49,7 @@ class PatternFix(_Strict):
         return [self.summary, *self.steps, *(str(v) for v in self.set.values())]
 
 
-class PatternSource(_Strict):
+class SourceEntry(_Strict):
     file: str
     function: str | None = None
     versions: str | None = None
@@ -59,27 +63,14 @@ class PatternSource(_Strict):
         return versions
 
 
-class PatternExamples(_Strict):
+class ExamplesEntry(_Strict):
     match: list[str] = Field(min_length=1)
     no_match: list[str] = Field(default_factory=list)
 
 
-def construct_pattern(data: dict[str, Any]) -> Pattern:
-    """A Pattern from the dict of one that was validated before (the library cache, loader.py), without
-    validating it again."""
-    fields = dict(data)
-    fields["fix"] = PatternFix.model_construct(**fields["fix"])
-    fields["source"] = PatternSource.model_construct(**fields["source"])
-    fields["examples"] = PatternExamples.model_construct(**fields["examples"])
-    return Pattern.model_construct(**fields)
+class PatternEntry(_Strict):
+    """One `[[pattern]]` table."""
 
-
-def dump_pattern(pattern: Pattern) -> dict[str, Any]:
-    """What construct_pattern reads back."""
-    return pattern.model_dump() | {"origin": pattern.origin, "order": pattern.order}
-
-
-class Pattern(_Strict):
     id: str
     title: str
     severity: Severity
@@ -102,30 +93,12 @@ class Pattern(_Strict):
     explains: list[str] = Field(default_factory=list)
     explanation: str
     docs: str | None = None
-    fix: PatternFix
-    source: PatternSource
-    examples: PatternExamples
+    fix: FixEntry
+    source: SourceEntry
+    examples: ExamplesEntry
 
-    origin: str = Field(default="", exclude=True)  # file the pattern came from
-    order: int = Field(default=0, exclude=True)  # position in the library
-    # Compiled on first use: a scan tries few of the library's patterns (matcher.py's literal gate), and
-    # compiling all of them would cost a second at every start.
-    _compiled: object = PrivateAttr(default=None)
-    _compiled_frames: object = PrivateAttr(default=None)
-
-    @property
-    def compiled(self) -> Any:
-        if self._compiled is None:
-            self._compiled = regex.compile(self.match, regex.V0)
-        return self._compiled
-
-    @property
-    def compiled_frames(self) -> Any:
-        if self.frames is None:
-            return None
-        if self._compiled_frames is None:
-            self._compiled_frames = regex.compile(self.frames)
-        return self._compiled_frames
+    # Compiled once to check them (and their named groups); the Pattern compiles its own on first use.
+    _compiled: Any = PrivateAttr(default=None)
 
     @field_validator("id")
     @classmethod
@@ -135,17 +108,17 @@ class Pattern(_Strict):
         return value
 
     @model_validator(mode="after")
-    def _compile(self) -> Pattern:
+    def _compile(self) -> PatternEntry:
         try:
             self._compiled = regex.compile(self.match, regex.V0)
         except regex.error as exc:
             raise ValueError(f"`match` is not a valid regex: {exc}") from exc
         if self.frames is not None:
             try:
-                self._compiled_frames = regex.compile(self.frames)
+                regex.compile(self.frames)
             except regex.error as exc:
                 raise ValueError(f"`frames` is not a valid regex: {exc}") from exc
-        groups = set(self.compiled.groupindex)
+        groups = set(self._compiled.groupindex)
         used = set().union(*(placeholders(text) for text in [self.title, *self.fix.texts()]))
         if self.fix.nearest is not None:
             used.add(self.fix.nearest)
@@ -159,3 +132,35 @@ class Pattern(_Strict):
         if self.role == "request" and self.severity == "error":
             raise ValueError("a request pattern (one failed request; the server lives on) is a warning, not an error")
         return self
+
+    def to_pattern(self, origin: str = "") -> Pattern:
+        fix, source, examples = self.fix, self.source, self.examples
+        details = PatternDetails(
+            title=self.title,
+            explanation=self.explanation,
+            docs=self.docs,
+            fix=PatternFix(fix.summary, list(fix.steps), dict(fix.set), list(fix.unset), fix.nearest),
+            source=PatternSource(source.file, source.function, source.versions, source.checked),
+            examples=PatternExamples(list(examples.match), list(examples.no_match)),
+        )
+        return Pattern(
+            id=self.id,
+            severity=self.severity,
+            role=self.role,
+            priority=self.priority,
+            where=self.where,
+            exception=list(self.exception),
+            levels=list(self.levels),
+            match=self.match,
+            frames=self.frames,
+            alone=self.alone,
+            explains=list(self.explains),
+            details=details,
+            origin=origin,
+            compiled=self._compiled,
+        )
+
+
+def validate_pattern(raw: object, origin: str = "") -> Pattern:
+    """A Pattern from one `[[pattern]]` table; pydantic's ValidationError when the table is not valid."""
+    return PatternEntry.model_validate(raw).to_pattern(origin)

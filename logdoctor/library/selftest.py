@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from logdoctor.library.literals import MIN_LITERAL, required_literals
 from logdoctor.library.matcher import Library
-from logdoctor.library.schema import Pattern
+from logdoctor.library.pattern import Pattern
 
 # Nested quantifiers such as (a+)+ or (\w+\s?)* backtrack catastrophically on some inputs.
 _NESTED_QUANTIFIER = re.compile(r"\((?:[^()\\]|\\.)*[+*](?:[^()\\]|\\.)*\)[+*{]")

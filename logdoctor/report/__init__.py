@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import Any, Protocol, TextIO
+from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
-from logdoctor.model import Finding
 from logdoctor.redact import redact
+
+if TYPE_CHECKING:  # a reporter of a clean log builds no Finding, and imports no pydantic
+    from logdoctor.model import Finding
 
 
 class Reporter(Protocol):
@@ -61,7 +63,7 @@ def scrub(value: Any) -> Any:
 
 
 def redacted(finding: Finding) -> Finding:
-    return Finding.model_validate(scrub(finding.model_dump()))
+    return type(finding).model_validate(scrub(finding.model_dump()))
 
 
 def print_notice(message: str) -> None:

@@ -2,23 +2,27 @@
 
 from __future__ import annotations
 
-import difflib
 import json
-import shlex
-from typing import TYPE_CHECKING, TextIO
+from collections.abc import Sequence
+from dataclasses import asdict
+from typing import TYPE_CHECKING, TextIO, Union
 
-from logdoctor.model import ConstraintResult
 from logdoctor.redact import redact
 from logdoctor.report import scrub
 
 if TYPE_CHECKING:
+    from logdoctor.audit import RuleResult
     from logdoctor.check import CheckReport
+    from logdoctor.model import ConstraintResult
+
+# A finding's rules (pydantic, model.py) or check's (a dataclass, audit.py): the same fields.
+Results = Sequence[Union["ConstraintResult", "RuleResult"]]
 
 MARK = {"met": "✔", "unmet": "✘", "unknown": "?"}
 STYLE = {"met": "green", "unmet": "bold red", "unknown": "yellow"}
 
 
-def checklist(results: list[ConstraintResult], color: bool = False) -> list[str]:
+def checklist(results: Results, color: bool = False) -> list[str]:
     """One block per rule: unmet first (the one vLLM raised on top), then unknown, then met."""
     order = {"unmet": 0, "unknown": 1, "met": 2}
     lines: list[str] = []
@@ -42,6 +46,9 @@ def checklist(results: list[ConstraintResult], color: bool = False) -> list[str]
 
 def command_diff(before: str, after: str, color: bool = False) -> list[str]:
     """`- before` / `+ after`, the changed words marked ([-old-] {+new+} without colour)."""
+    import difflib  # here, not at the top: a reporter of a clean log never diffs a command
+    import shlex
+
     old, new = shlex.split(redact(before)), shlex.split(redact(after))
     minus, plus = [], []
     for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes():
@@ -61,7 +68,7 @@ def _escape(text: str) -> str:
     return text.replace("[", r"\[")
 
 
-def check_summary(results: list[ConstraintResult], problems: list[str]) -> str:
+def check_summary(results: Results, problems: list[str]) -> str:
     unmet = sum(r.status == "unmet" for r in results)
     unknown = sum(r.status == "unknown" for r in results)
     if not results and not problems:
@@ -79,7 +86,7 @@ def print_check(report: CheckReport, fmt: str, out: TextIO, color: bool = False)
             "kind": "check",
             "ok": report.ok,
             "vllm_version": report.version,
-            "constraints": [r.model_dump() for r in audit.results],
+            "constraints": [asdict(r) for r in audit.results],
             "command": audit.after,
             "original_command": audit.before,
             "problems": report.problems,

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import textwrap
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from logdoctor.model import EvidenceLine, Finding
 from logdoctor.report import UpdateFilter, redacted
 from logdoctor.report.checklist import checklist, command_diff
+
+if TYPE_CHECKING:
+    from logdoctor.model import EvidenceLine, Finding
 
 ERROR_LINE_CHARS = 240
 EVIDENCE_HEAD = 2

@@ -11,9 +11,10 @@ import os
 import sys
 import traceback
 from collections.abc import Callable
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-from logdoctor.model import Finding
+if TYPE_CHECKING:
+    from logdoctor.model import Finding
 
 CHUNK = 1 << 20
 TICK_SECONDS = 0.1  # how often quiet streams are checked while no input arrives
