@@ -47,7 +47,7 @@ class Match:
     record: Record  # the line that carries the matched text
 
 
-_Known = tuple[Pattern, dict[str, str]]  # a remembered match: the pattern and its captures
+_Known = tuple["Pattern", dict[str, str]]  # a remembered match: the pattern and its captures
 
 
 class Library:
