@@ -14,7 +14,8 @@ beside it) and is reported as a ratio to its baseline, run alternately with it:
   copy is byte-identical;
 * live latency: a writer appends a traceback at random moments, to a followed file (`watch`) and into
   the pipe; the time from its last line written to its finding printed, p50 and p99;
-* start-up: `logdoctor --version` and `logdoctor scan` of a 1 KiB log against `python -c pass`;
+* start-up: `logdoctor --version`, `logdoctor scan` of a 1 KiB log (one with a finding, one without) and
+  `logdoctor check` against `python -c pass`;
 * memory: peak RSS of a scan of a 4 GiB log.
 
 Real shapes (real logs are not shaped like the generator's: many short launches, other vLLM versions,
@@ -892,6 +893,10 @@ def genlog_benchmarks(args: argparse.Namespace, rows: list[tuple[str, ...]], res
     heavy = generate(args.data, "error-heavy-100m.log", "100M", error_heavy=True, seed=1)
     tiny = args.data / "tiny-1k.log"
     tiny.write_bytes((HERE.parent / "fixtures" / "engine-core-kv-cache-too-small-0.33.log").read_bytes()[:1024])
+    # ... and 1 KiB with nothing to report (a healthy start's first lines): what start-up alone costs
+    clean = args.data / "tiny-1k-clean.log"
+    clean.write_text("\n".join(f"(APIServer pid=1) INFO 11-30 12:00:{n:02d} [loggers.py:123] Engine 000: Avg prompt "
+                                f"throughput: {n}.0 tokens/s" for n in range(11)) + "\n")
 
     for label, log in (("1 GiB normal", normal), ("100 MiB error-heavy", heavy)):
         size = log.stat().st_size
@@ -957,9 +962,11 @@ def genlog_benchmarks(args: argparse.Namespace, rows: list[tuple[str, ...]], res
         "python -c pass": timed([sys.executable, "-c", "pass"]),
         "logdoctor --version": timed([LOGDOCTOR, "--version"]),
         "logdoctor scan 1 KiB": timed([LOGDOCTOR, "scan", str(tiny)]),
+        "logdoctor scan 1 KiB, clean": timed([LOGDOCTOR, "scan", str(clean)]),
+        "logdoctor check": timed([LOGDOCTOR, "check", "--", "vllm", "serve", "m", "--use-replayssm"]),
     })
     base = timings["python -c pass"].median
-    for name in ("logdoctor --version", "logdoctor scan 1 KiB"):
+    for name in ("logdoctor --version", "logdoctor scan 1 KiB", "logdoctor scan 1 KiB, clean", "logdoctor check"):
         t = timings[name]
         rows.append((f"start-up: {name}", f"{t.median * 1000:.0f} ms ({t.spread})",
                      f"{t.median / base:.1f}x python -c pass ({base * 1000:.0f} ms)", f"{t.peak_mib:.0f} MiB", ""))
