@@ -427,8 +427,9 @@ class Watcher:
             self._commit(force=True)
         finally:
             if observer is not None:
+                # Not joined: its threads are daemons, and joining waits up to its one-second timeout,
+                # which would make a stop on SIGTERM that late.
                 observer.stop()
-                observer.join(timeout=5)
 
     def _start_observer(self) -> Any:
         """watchdog wakes the loop on any change under the watched folders (best effort)."""
@@ -446,16 +447,19 @@ class Watcher:
             def on_any_event(self, event):  # type: ignore[no-untyped-def]
                 wake.set()
 
-        folders = set()
+        # A folder or a glob is watched with its subfolders (files appear below it); a named file only in
+        # its own folder: a log in /tmp or /var/log must not put an inotify watch on every folder below.
+        folders: dict[str, bool] = {}  # folder -> recursive
         for target in self.targets:
             base = target.split("*")[0].split("?")[0].split("[")[0]
+            named_file = base == target and not os.path.isdir(target)
             folder = base if os.path.isdir(base) else os.path.dirname(base) or "."
             if os.path.isdir(folder):
-                folders.add(folder)
+                folders[folder] = folders.get(folder, False) or not named_file
         observer = Observer()
         try:
-            for folder in sorted(folders):
-                observer.schedule(Wake(), folder, recursive=True)
+            for folder, recursive in sorted(folders.items()):
+                observer.schedule(Wake(), folder, recursive=recursive)
             observer.start()
         except OSError as exc:  # inotify watch table full and the like: the timer poll carries on
             self.warn(f"file events unavailable ({exc}); polling every {self.poll_seconds:g}s")
