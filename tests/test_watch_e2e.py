@@ -89,11 +89,11 @@ def start(folder: Path, state: Path, out: Path, metrics_port: int | None = None)
 
 
 def wait_for_offset(state: Path, path: Path, minimum_lines: int, timeout: float = 20.0) -> None:
-    """Until logdoctor has read and committed at least this many lines of the path."""
+    """Until logdoctor has read and saved at least this many lines of the path."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
-            lines = json.loads(state.read_text())["files"][str(path)]["lines"]
+            lines = json.loads(state.read_text())["files"][str(path)]["read_lines"]
         except (OSError, ValueError, KeyError):
             lines = -1
         if lines >= minimum_lines:
@@ -146,7 +146,7 @@ def test_rotation_kill_and_restart_lose_and_repeat_nothing(tmp_path: Path, frami
     told = [p.stderr.read().decode() if p.stderr else "" for p in (first, second)]
     why = f"first run: {sorted(by_run[0])}\nsecond run: {sorted(by_run[1])}\nstderr: {told}\nstate at kill: {at_kill[:300]}"
     assert sorted(messages) == sorted(f"crash number {n}" for n in range(writer.next)), why
-    assert json.loads(state.read_text())["files"][str(log)]["lines"] == writer.physical  # no line lost or repeated
+    assert json.loads(state.read_text())["files"][str(log)]["read_lines"] == writer.physical  # none lost or repeated
 
 
 def test_metrics_move_as_findings_arrive(tmp_path: Path) -> None:

@@ -13,10 +13,13 @@ tail reads what is new and then looks at the path again:
 * not there yet: nothing to do until it appears.
 
 watchdog wakes the loop when something changes; a timer poll (about a second) catches what its
-events miss (network file systems, a full inotify watch table). The state file records, per path, the
-file's identity and the offset of the last point where nothing was pending, plus the fingerprints of
-the findings reported, so a restarted sidecar resumes there, reports what was written while it was
-down (in the current file or in the one rotated away meanwhile) and never reports a finding twice.
+events miss (network file systems, a full inotify watch table). A file far behind (the catch-up of a
+restart, or of a sidecar started beside a server that has run for days) is read in steps of a quarter of a
+second and fed in pieces, so a stop is never more than a piece away. The state file records, per path,
+the file's identity and the offset of the start of the launch in progress (Tail.checkpoint), plus the
+fingerprints of the findings reported, so a restarted sidecar resumes there, reports what was written
+while it was down (in the current file or in the one rotated away meanwhile) and never reports a finding
+twice.
 """
 
 from __future__ import annotations
@@ -57,6 +60,9 @@ PIECE_BYTES = 64 << 10
 STEP_SECONDS = 0.25
 # At a stop with every file read to its end: how long the lines written in the last moments may be read.
 LAST_READ_SECONDS = 0.25
+# A restart reads the launch in progress again from its start, unless that is further back than this;
+# then it reads from the last point where nothing was pending (see Tail.checkpoint).
+REREAD_LIMIT = 256 << 20
 # /var/log/pods/<namespace>_<pod>_<uid>/<container>/<n>.log: the kubelet's node log layout.
 _POD_LOG = re.compile(r"/pods/(?P<namespace>[^_/]+)_(?P<pod>[^/]+)_(?P<uid>[0-9a-f-]{8,})/(?P<container>[^/]+)/[^/]+$")
 
@@ -118,6 +124,17 @@ class Identity:
         return not saved.head or not self.head or saved.head == self.head
 
 
+@dataclass(frozen=True)
+class _Point:
+    """A place to read from again: a file, an offset in it at a line's start, the lines of the path
+    before it, and how many bytes the tail had fed when it got there (the distance to read again)."""
+
+    identity: Identity
+    offset: int
+    lines: int
+    fed: int
+
+
 def read_head(path: Path) -> str:
     """Hash of a file's first bytes (decompressed for .gz), "" when it is shorter than that."""
     try:
@@ -131,11 +148,17 @@ def read_head(path: Path) -> str:
 
 class Tail:
     def __init__(
-        self, path: Path, saved: FileState | None, warn: Callable[[str], None], channel: ChannelFactory
+        self,
+        path: Path,
+        saved: FileState | None,
+        warn: Callable[[str], None],
+        channel: ChannelFactory,
+        doctor: Doctor,
     ) -> None:
         self.path = path
         self.name = str(path)
         self.channel = channel(self.name, saved.lines if saved else 0)
+        self.doctor = doctor
         self.saved = saved  # where a previous run stopped; used once, when the file is first opened
         self.handle: BinaryIO | None = None
         self.identity: Identity | None = None
@@ -149,6 +172,18 @@ class Tail:
         # the bytes fed, the descriptor's position is past them.
         self._buffer = b""
         self._at = 0
+        # Where a restart is to read from (checkpoint): the start of the launch in progress, and the last
+        # point where nothing was pending. A previous run's point is where this one started: the start of
+        # its launch 1 in the Doctor's count.
+        self._fed = 0  # bytes fed, from every file this tail read
+        # Where the line being fed began (file, offset), when a piece ended inside it; None at a line's end.
+        self._line_at: tuple[Identity, int] | None = None
+        self._launch_line = 1 if saved else 0  # the first line of the launch whose start is _launch
+        self._launch = (
+            _Point(Identity(saved.device, saved.inode, saved.head), saved.offset, saved.lines, 0) if saved else None
+        )
+        self._safe: _Point | None = None
+        self._lines_read_before = saved.read_lines if saved else 0  # by the previous runs
 
     @property
     def framer(self) -> Framer:
@@ -260,8 +295,9 @@ class Tail:
             end = _piece_end(self._buffer, self._at)
             piece = self._buffer[self._at : end]
             self._at = end
+            assert self.identity is not None
+            self._feed_piece(feed, piece, self.identity, self.offset)
             self.offset += len(piece)
-            feed(piece)
         self._buffer, self._at = b"", 0
         if self.identity is not None and not self.identity.head:
             self.identity.head = _fd_head(self.handle)
@@ -274,7 +310,8 @@ class Tail:
         self.offset = 0
         self._buffer, self._at = b"", 0
         assert self.identity is not None and self.handle is not None
-        self.identity.head = ""
+        # A new identity, not this one with its head cleared: the points taken so far are in the old content.
+        self.identity = Identity(self.identity.device, self.identity.inode, "")
         self.handle.seek(0)
 
     def _rewritten(self) -> bool:
@@ -308,11 +345,14 @@ class Tail:
         return None
 
     def _read_from(self, path: Path, offset: int, feed: Feed, budget: Budget) -> None:
-        """A rotated copy from `offset` to its end, in one go (it is rare, and a restart could not resume in
-        its middle); a stop interrupts it between pieces (Interrupted)."""
+        """A rotated copy from `offset` to its end, in one go (it is rare: the lines written just before a
+        rotation, or while logdoctor was down). A stop interrupts it between pieces (Interrupted); the
+        state then keeps the point from before the copy, which a restart finds the copy from again."""
         opener = gzip.open if path.name.endswith(".gz") else open
         try:
             with opener(path, "rb") as handle:
+                opened = os.fstat(handle.fileno())  # a .gz is known by its own inode, its head decompressed
+                origin = Identity(opened.st_dev, opened.st_ino, read_head(path))
                 handle.seek(offset)
                 while data := handle.read(READ_CHUNK):
                     self.bytes_read += len(data)
@@ -323,7 +363,8 @@ class Tail:
                             self.interrupted = True
                             raise Interrupted
                         end = _piece_end(data, pos)
-                        feed(data[pos:end])
+                        self._feed_piece(feed, data[pos:end], origin, offset)
+                        offset += end - pos
                         pos = end
         except (OSError, EOFError) as exc:
             self.warn(f"{path}: reading the rotated copy failed ({exc})")
@@ -335,17 +376,71 @@ class Tail:
 
     # --- state -----------------------------------------------------------------------------------
 
-    def commit(self, doctor: Doctor) -> bool:
-        """Remember this point when nothing of the file is pending; True when it moved."""
-        if self.identity is None or self.framer.partial or doctor.pending_in(self.name):
-            return False
-        point = FileState(
-            self.identity.device, self.identity.inode, self.identity.head, self.offset, self.framer.lines_seen
-        )
-        if point == self.committed:
-            return False
-        self.committed = point
-        return True
+    def _feed_piece(self, feed: Feed, piece: bytes, origin: Identity, offset: int) -> None:
+        """Feed a piece read at `offset` of the file `origin`, and note the points it passed: where a
+        launch began in it, and its end when nothing is pending there."""
+        lines_before, line_at = self.framer.lines_seen, self._line_at or (origin, offset)
+        feed(piece)
+        self._fed += len(piece)
+        end = offset + len(piece)
+        last_newline = piece.rfind(b"\n")
+        if last_newline == len(piece) - 1:
+            self._line_at = None
+        elif last_newline >= 0:
+            self._line_at = (origin, offset + last_newline + 1)
+        else:
+            self._line_at = line_at
+        first = self.doctor.launches.launch_of(self.name, sys.maxsize).first_line
+        if first > self._launch_line:
+            self._launch_line = first
+            self._launch = self._line_start(first, piece, origin, offset, lines_before, line_at)
+        if not self.framer.partial and not self.doctor.pending_in(self.name):
+            self._safe = _Point(origin, end, self.framer.lines_seen, self._fed)
+
+    def _line_start(
+        self, number: int, piece: bytes, origin: Identity, offset: int, lines_before: int, line_at: tuple[Identity, int]
+    ) -> _Point | None:
+        """Where the line `number`, fed in this piece, began (`line_at`: where its first line did); None
+        when the framer held it from an earlier piece (container pieces, a wrapped line's first part):
+        where it began is not known here."""
+        newlines = number - 1 - lines_before  # of the piece, before the line
+        if newlines < 0:
+            return None
+        if newlines == 0:  # the piece's first line, begun in it or in the piece before
+            at_file, at = line_at
+        else:
+            at_file, found = origin, -1
+            for _ in range(newlines):
+                found = piece.find(b"\n", found + 1)
+                if found < 0:
+                    return None
+            at = offset + found + 1
+        ahead = offset + len(piece) - at if at_file is origin else 0  # bytes of this piece after it
+        return _Point(at_file, at, number - 1, self._fed - ahead)
+
+    def checkpoint(self) -> FileState | None:
+        """Where a restart is to read from, and how many lines have been read.
+
+        The start of the launch in progress: its header is read again, so its later errors are
+        diagnosed with its version and configuration, as a scan of the whole file does, and so are the
+        events pending now, read whole. What was reported from those lines is not reported again (the
+        fingerprints in the state), and their lines are not counted again (read_lines). The last point
+        where nothing was pending would lose all of that (an error seen again in the same launch would
+        even be reported as new). Only when the launch began further back than REREAD_LIMIT, or where
+        this tail cannot tell (a line held across pieces), is the later of the two points used."""
+        point = self._launch
+        if point is None or self._fed - point.fed > REREAD_LIMIT:
+            candidates = [p for p in (self._launch, self._safe) if p is not None]
+            point = max(candidates, key=lambda p: p.fed) if candidates else None
+        if point is None:
+            return None
+        ident = point.identity
+        return FileState(ident.device, ident.inode, ident.head, point.offset, point.lines, self.lines_read)
+
+    @property
+    def lines_read(self) -> int:
+        """Lines of this path read, by this run and the ones before, each counted once."""
+        return max(self.framer.lines_seen, self._lines_read_before)
 
 
 def _feed_now(channel: Channel, data: bytes) -> None:
@@ -462,13 +557,14 @@ class Watcher:
             name = str(path)
             tail = self.tails.get(name)
             if tail is None:
-                tail = self.tails[name] = Tail(path, self.state.files.get(name), self.warn, self.pipeline.channel)
-            before, lines_before = tail.bytes_read, tail.framer.lines_seen
+                saved = self.state.files.get(name)
+                tail = self.tails[name] = Tail(path, saved, self.warn, self.pipeline.channel, self.doctor)
+            before, lines_before = tail.bytes_read, tail.lines_read
             budget = Budget(None if seconds is None else time.monotonic() + seconds, stop)
             if not tail.poll(partial(_feed_now, tail.channel), budget):
                 behind.add(name)
             data += tail.bytes_read - before
-            lines += tail.framer.lines_seen - lines_before
+            lines += tail.lines_read - lines_before
         # A file being caught up is not quiet, however long its catch-up takes: its events wait for
         # their next lines (as in a scan), not for the clock.
         hold = frozenset(name for name, tail in self.tails.items() if tail.framer.partial or name in behind)
@@ -480,8 +576,9 @@ class Watcher:
 
     def _commit(self, force: bool = False) -> None:
         for name, tail in self.tails.items():
-            if not tail.interrupted and tail.commit(self.doctor) and tail.committed is not None:
-                self.state.files[name] = tail.committed
+            point = None if tail.interrupted else tail.checkpoint()
+            if point is not None and point != tail.committed:
+                tail.committed = self.state.files[name] = point
                 self._state_dirty = True
                 force = force or tail.rotated
                 tail.rotated = False

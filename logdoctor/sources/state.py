@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 HEAD_BYTES = 256  # bytes hashed to recognise a file again
-STATE_VERSION = 1
+STATE_VERSION = 2  # 2: read_lines (version 1 files load: they read on from where nothing was pending)
 MAX_FINGERPRINTS = 10_000  # remembered findings; the oldest are forgotten first
 
 
@@ -24,11 +24,19 @@ def head_hash(data: bytes) -> str:
 
 @dataclass
 class FileState:
+    """Where a restart reads a followed path from: a file (it may be the one rotated away since), an offset
+    in it at a line's start (the start of the launch in progress: follow.Tail.checkpoint), the lines of the
+    path before it, and how many lines had been read (those between are read again, not counted again)."""
+
     device: int
     inode: int
     head: str  # head_hash of the file's first bytes ("" while it is empty)
-    offset: int  # bytes consumed, at a line boundary with nothing pending
-    lines: int  # lines of this followed path counted so far (across rotations)
+    offset: int  # bytes of the file before the point to read from
+    lines: int  # lines of this followed path before that point (across rotations)
+    read_lines: int = -1  # lines of this followed path read so far (-1 in version 1: as many as `lines`)
+
+    def __post_init__(self) -> None:
+        self.read_lines = max(self.read_lines, self.lines)
 
 
 @dataclass
