@@ -36,6 +36,7 @@ STATS = (
 class Harness:
     def __init__(self, library: Library, targets: list[str], state: Path | None = None) -> None:
         self.findings: list[Finding] = []
+        self.emitted: list[Finding] = []
         self.lines = 0
         self.state_path = state
         self.watcher = Watcher(
@@ -49,9 +50,12 @@ class Harness:
         )
 
     def _emit(self, finding: Finding) -> None:
-        """As a consumer of the stream does: an update replaces the finding of its id."""
+        """As a consumer of the stream does: an update replaces the finding of its id, a withdrawal drops it."""
+        self.emitted.append(finding)
         if finding.kind == "update":
             self.findings = [finding if f.id == finding.id else f for f in self.findings]
+        elif finding.kind == "withdrawn":
+            self.findings = [f for f in self.findings if f.id != finding.id]
         else:
             self.findings.append(finding)
 
@@ -200,3 +204,44 @@ def test_lines_appended_during_a_read_are_not_mistaken_for_a_truncation(tmp_path
     h.poll()
     h.stop()
     assert h.crashes() == expected(range(2)) and h.lines == 2 * (LINES_PER_CRASH + 1)
+
+
+def raw_traceback(last: str) -> bytes:
+    return f'Traceback (most recent call last):\n  File "/x/vllm/worker.py", line 3, in f\n    g()\n{last}\n'.encode()
+
+
+def test_an_early_report_taken_back_is_withdrawn_under_its_printed_id(tmp_path: Path, library: Library) -> None:
+    # The second traceback goes quiet before its exception line: it is reported as far as it goes; when the
+    # line comes, it is the first error seen again, and the early report is taken back.
+    log = tmp_path / "vllm.log"
+    oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB."
+    log.write_bytes(raw_traceback(oom) + b"next\n" + raw_traceback(oom).rsplit(b"\n", 2)[0] + b"\n")
+    h = Harness(library, [str(log)])
+    h.poll()
+    with log.open("ab") as f:
+        f.write(oom.encode() + b"\n")
+    h.poll()
+    h.stop()
+    withdrawn = [f.id for f in h.emitted if f.kind == "withdrawn"]
+    assert withdrawn == ["f2"] and [f.id for f in h.emitted if f.kind == "finding"] == ["f1", "f2"]
+    assert [(f.id, f.rule, f.occurrences) for f in h.findings] == [("f1", "memory.cuda-oom", 2)]
+
+
+def test_after_a_restart_updates_keep_their_ids_and_new_findings_get_new_ones(tmp_path: Path, library: Library) -> None:
+    log, state = tmp_path / "vllm.log", tmp_path / "state.json"
+    log.write_bytes(crash(0) + crash(1))
+    first = Harness(library, [str(log)], state)
+    first.poll()
+    first.stop()
+    assert [(f.id, f.error.message) for f in first.findings] == [("f1", "crash number 0"), ("f2", "crash number 1")]
+    with log.open("ab") as f:  # the launch of crash 1 goes on: the same error again, then another one
+        f.write(raw_traceback("RuntimeError: crash number 1") + raw_traceback("ValueError: something else"))
+    second = Harness(library, [str(log)], state)
+    second.poll()
+    second.stop()
+    # Read again from the start of crash 1's launch: its finding is not printed again, but it is the one
+    # the repeat amends, under the id it was printed with; the new error does not reuse an id.
+    assert [(f.kind, f.id, f.error.message, f.occurrences) for f in second.emitted] == [
+        ("update", "f2", "crash number 1", 2),
+        ("finding", "f3", "something else", 1),
+    ]

@@ -44,7 +44,15 @@ from logdoctor.framing import Framer
 from logdoctor.model import Finding
 from logdoctor.pipeline import Channel, Emit, Pipeline
 from logdoctor.sources.files import CHUNK
-from logdoctor.sources.state import HEAD_BYTES, FileState, State, StateError, head_hash, save_state
+from logdoctor.sources.state import (
+    HEAD_BYTES,
+    MAX_FINGERPRINTS,
+    FileState,
+    State,
+    StateError,
+    head_hash,
+    save_state,
+)
 
 PENDING_TICK_SECONDS = 0.1
 POLL_SECONDS = 1.0
@@ -513,7 +521,10 @@ class Watcher:
         self._warned: set[str] = set()
         self._state_dirty = False
         self._reported_since_save = False  # a reported finding is saved at once: a restart must know it
-        self._emitted_ids: set[str] = set()
+        # The core's id of each finding -> the id it was printed with (by this run, or, for a finding read
+        # again after a restart, by the run before): its updates and withdrawal go out under that id. The
+        # latest MAX_FINGERPRINTS, like the state's fingerprints: an amendment to an older one is dropped.
+        self._printed: dict[str, str] = {}
         self._last_save = 0.0
         self.pipeline = Pipeline(doctor, self._report_one)
 
@@ -534,18 +545,27 @@ class Watcher:
                     labels["pod"],
                     labels["container"],
                 )
-            if finding.kind == "update":
-                if finding.id in self._emitted_ids:  # amends what this run reported (not what a restart skipped)
-                    self.emit(finding)
+            if finding.kind != "finding":  # an update or a withdrawal: of a finding printed, now or before
+                printed = self._printed.get(finding.id)
+                if printed:
+                    self.emit(finding if printed == finding.id else finding.model_copy(update={"id": printed}))
                 continue
             mark = fingerprint(finding)
-            if self.state.was_reported(mark):
-                continue  # reported before a restart: the lines were read again from the last safe point
-            self.state.remember(mark)
+            earlier = self.state.reported_as(mark)
+            if earlier is not None:
+                self._note_printed(finding.id, earlier)
+                continue  # reported before a restart: the lines were read again from the start of its launch
+            printed = self.state.issue()
+            self.state.remember(mark, printed)
             self._state_dirty = True
             self._reported_since_save = True
-            self._emitted_ids.add(finding.id)
-            self.emit(finding)
+            self._note_printed(finding.id, printed)
+            self.emit(finding if printed == finding.id else finding.model_copy(update={"id": printed}))
+
+    def _note_printed(self, core_id: str, printed: str) -> None:
+        self._printed[core_id] = printed
+        if len(self._printed) > MAX_FINGERPRINTS:
+            del self._printed[next(iter(self._printed))]
 
     def poll_once(self, seconds: float | None = STEP_SECONDS, stop: threading.Event | None = None) -> bool:
         """One step: each file is read for up to `seconds` (None: to its end), or until `stop` is set;
