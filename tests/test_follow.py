@@ -7,11 +7,16 @@ import os
 import shutil
 from pathlib import Path
 
+import pytest
+
 from logdoctor.doctor import Doctor
 from logdoctor.library.matcher import Library
 from logdoctor.model import Finding
+from logdoctor.scan import diagnose_file
+from logdoctor.sources import follow
 from logdoctor.sources.follow import Watcher, expand, kubernetes_labels
 from logdoctor.sources.state import load_state
+from tests.conftest import FIXTURES
 
 
 def crash(n: int) -> bytes:
@@ -245,3 +250,30 @@ def test_after_a_restart_updates_keep_their_ids_and_new_findings_get_new_ones(tm
         ("update", "f2", "crash number 1", 2),
         ("finding", "f3", "something else", 1),
     ]
+
+
+def test_a_catch_up_in_many_steps_and_pieces_reports_what_a_scan_does(
+    tmp_path: Path, library: Library, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Small buffers, pieces and steps, so a file of a few launches is read in hundreds of pieces over many
+    # steps with a tick after each, by a Doctor for which any pause is long enough to report an event
+    # early. A file being caught up is held: nothing is reported early, nothing amended back; what the
+    # stream ends with is a scan's (tests/test_modes_agree.py compares a scan with streams of the core).
+    monkeypatch.setattr(follow, "READ_CHUNK", 16 << 10)
+    monkeypatch.setattr(follow, "PIECE_BYTES", 1 << 10)
+    launches = [FIXTURES / "engine-core-kv-cache-too-small-0.33.log", FIXTURES / "replayssm-cache-mode-all-0.28.log"]
+    log = tmp_path / "vllm.log"
+    log.write_bytes(b"".join(p.read_bytes() + STATS * 50 for p in launches) * 3)
+    h = Harness(library, [str(log)])
+    steps = 1
+    while not h.watcher.poll_once(0.0):  # one piece a step
+        steps += 1
+    h.stop()
+    _, scanned = diagnose_file(log, library)
+
+    def settled(findings: list[Finding]) -> list[tuple[object, ...]]:
+        return sorted((f.rule, f.primary, f.lines, f.process, f.occurrences, f.launch) for f in findings)
+
+    assert steps > 100 and settled(h.findings) == settled(scanned)
+    assert [f for f in h.emitted if f.kind == "withdrawn"] == []
+    assert len([f for f in h.emitted if f.kind == "finding"]) == len(scanned)

@@ -298,7 +298,7 @@ class Tail:
                 self.bytes_read += len(data)
                 self._buffer, self._at = data, 0
                 self.channel.expect(len(data))
-            if not budget.more():
+            if budget.stopping():
                 return False
             end = _piece_end(self._buffer, self._at)
             piece = self._buffer[self._at : end]
@@ -306,6 +306,8 @@ class Tail:
             assert self.identity is not None
             self._feed_piece(feed, piece, self.identity, self.offset)
             self.offset += len(piece)
+            if not budget.more():  # after a piece, not before: every step reads on, however slow the machine
+                return False
         self._buffer, self._at = b"", 0
         if self.identity is not None and not self.identity.head:
             self.identity.head = _fd_head(self.handle)
