@@ -29,8 +29,8 @@ class Metrics:
         )
 
     def finding(self, finding: Finding) -> None:
-        if finding.kind == "update":
-            return  # the same finding amended: counted when it was first reported
+        if finding.kind != "finding":
+            return  # the same finding amended or taken back: counted when it was first reported
         self.findings.labels(rule=finding.rule, severity=finding.severity).inc()
         self.last_finding.set(time.time())
 

@@ -61,6 +61,10 @@ class Channel:
     def feed(self, data: bytes, now: float = 0.0) -> None:
         self._pipeline.deliver(partial(self.sieve.feed, data, now))
 
+    def expect(self, size: int) -> None:
+        """`size` bytes read at once are about to be fed in pieces (see Sieve.expect)."""
+        self._pipeline.guard.call(partial(self.sieve.expect, size), None)
+
     def close(self, now: float = 0.0) -> None:
         """The stream ended: its unfinished last line is a line (events stay open for the Doctor's flush)."""
         self._pipeline.deliver(partial(self.sieve.finish_lines, now))

@@ -87,6 +87,13 @@ class Sieve:
             found += self._frame(data[pos:], now)  # an unfinished line waits in the framer
         return found
 
+    def expect(self, size: int) -> None:
+        """`size` more bytes of this source are at hand and will be fed in pieces (watch's catch-up): the
+        prefilter is decided as for a reader that fed them at once (scan), not after the first megabyte
+        has been read line by line."""
+        if self._build_prefilter is not None and self._bytes + size >= self._small:
+            self.prefilter, self._build_prefilter = self._build_prefilter(), None
+
     def flush(self) -> list[Finding]:
         """The end of the only source of this Doctor: its last line, then every open event."""
         return self.finish_lines() + self.doctor.flush()

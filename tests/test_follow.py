@@ -7,11 +7,16 @@ import os
 import shutil
 from pathlib import Path
 
+import pytest
+
 from logdoctor.doctor import Doctor
 from logdoctor.library.matcher import Library
 from logdoctor.model import Finding
+from logdoctor.scan import diagnose_file
+from logdoctor.sources import follow
 from logdoctor.sources.follow import Watcher, expand, kubernetes_labels
 from logdoctor.sources.state import load_state
+from tests.conftest import FIXTURES
 
 
 def crash(n: int) -> bytes:
@@ -36,6 +41,7 @@ STATS = (
 class Harness:
     def __init__(self, library: Library, targets: list[str], state: Path | None = None) -> None:
         self.findings: list[Finding] = []
+        self.emitted: list[Finding] = []
         self.lines = 0
         self.state_path = state
         self.watcher = Watcher(
@@ -49,9 +55,12 @@ class Harness:
         )
 
     def _emit(self, finding: Finding) -> None:
-        """As a consumer of the stream does: an update replaces the finding of its id."""
+        """As a consumer of the stream does: an update replaces the finding of its id, a withdrawal drops it."""
+        self.emitted.append(finding)
         if finding.kind == "update":
             self.findings = [finding if f.id == finding.id else f for f in self.findings]
+        elif finding.kind == "withdrawn":
+            self.findings = [f for f in self.findings if f.id != finding.id]
         else:
             self.findings.append(finding)
 
@@ -200,3 +209,71 @@ def test_lines_appended_during_a_read_are_not_mistaken_for_a_truncation(tmp_path
     h.poll()
     h.stop()
     assert h.crashes() == expected(range(2)) and h.lines == 2 * (LINES_PER_CRASH + 1)
+
+
+def raw_traceback(last: str) -> bytes:
+    return f'Traceback (most recent call last):\n  File "/x/vllm/worker.py", line 3, in f\n    g()\n{last}\n'.encode()
+
+
+def test_an_early_report_taken_back_is_withdrawn_under_its_printed_id(tmp_path: Path, library: Library) -> None:
+    # The second traceback goes quiet before its exception line: it is reported as far as it goes; when the
+    # line comes, it is the first error seen again, and the early report is taken back.
+    log = tmp_path / "vllm.log"
+    oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB."
+    log.write_bytes(raw_traceback(oom) + b"next\n" + raw_traceback(oom).rsplit(b"\n", 2)[0] + b"\n")
+    h = Harness(library, [str(log)])
+    h.poll()
+    with log.open("ab") as f:
+        f.write(oom.encode() + b"\n")
+    h.poll()
+    h.stop()
+    withdrawn = [f.id for f in h.emitted if f.kind == "withdrawn"]
+    assert withdrawn == ["f2"] and [f.id for f in h.emitted if f.kind == "finding"] == ["f1", "f2"]
+    assert [(f.id, f.rule, f.occurrences) for f in h.findings] == [("f1", "memory.cuda-oom", 2)]
+
+
+def test_after_a_restart_updates_keep_their_ids_and_new_findings_get_new_ones(tmp_path: Path, library: Library) -> None:
+    log, state = tmp_path / "vllm.log", tmp_path / "state.json"
+    log.write_bytes(crash(0) + crash(1))
+    first = Harness(library, [str(log)], state)
+    first.poll()
+    first.stop()
+    assert [(f.id, f.error.message) for f in first.findings] == [("f1", "crash number 0"), ("f2", "crash number 1")]
+    with log.open("ab") as f:  # the launch of crash 1 goes on: the same error again, then another one
+        f.write(raw_traceback("RuntimeError: crash number 1") + raw_traceback("ValueError: something else"))
+    second = Harness(library, [str(log)], state)
+    second.poll()
+    second.stop()
+    # Read again from the start of crash 1's launch: its finding is not printed again, but it is the one
+    # the repeat amends, under the id it was printed with; the new error does not reuse an id.
+    assert [(f.kind, f.id, f.error.message, f.occurrences) for f in second.emitted] == [
+        ("update", "f2", "crash number 1", 2),
+        ("finding", "f3", "something else", 1),
+    ]
+
+
+def test_a_catch_up_in_many_steps_and_pieces_reports_what_a_scan_does(
+    tmp_path: Path, library: Library, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Small buffers, pieces and steps, so a file of a few launches is read in hundreds of pieces over many
+    # steps with a tick after each, by a Doctor for which any pause is long enough to report an event
+    # early. A file being caught up is held: nothing is reported early, nothing amended back; what the
+    # stream ends with is a scan's (tests/test_modes_agree.py compares a scan with streams of the core).
+    monkeypatch.setattr(follow, "READ_CHUNK", 16 << 10)
+    monkeypatch.setattr(follow, "PIECE_BYTES", 1 << 10)
+    launches = [FIXTURES / "engine-core-kv-cache-too-small-0.33.log", FIXTURES / "replayssm-cache-mode-all-0.28.log"]
+    log = tmp_path / "vllm.log"
+    log.write_bytes(b"".join(p.read_bytes() + STATS * 50 for p in launches) * 3)
+    h = Harness(library, [str(log)])
+    steps = 1
+    while not h.watcher.poll_once(0.0):  # one piece a step
+        steps += 1
+    h.stop()
+    _, scanned = diagnose_file(log, library)
+
+    def settled(findings: list[Finding]) -> list[tuple[object, ...]]:
+        return sorted((f.rule, f.primary, f.lines, f.process, f.occurrences, f.launch) for f in findings)
+
+    assert steps > 100 and settled(h.findings) == settled(scanned)
+    assert [f for f in h.emitted if f.kind == "withdrawn"] == []
+    assert len([f for f in h.emitted if f.kind == "finding"]) == len(scanned)

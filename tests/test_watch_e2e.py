@@ -10,10 +10,12 @@ import signal
 import subprocess
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import FIXTURES
 from tests.test_e2e import logdoctor_exe
 
 POLL = "0.1"
@@ -89,11 +91,11 @@ def start(folder: Path, state: Path, out: Path, metrics_port: int | None = None)
 
 
 def wait_for_offset(state: Path, path: Path, minimum_lines: int, timeout: float = 20.0) -> None:
-    """Until logdoctor has read and committed at least this many lines of the path."""
+    """Until logdoctor has read and saved at least this many lines of the path."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
-            lines = json.loads(state.read_text())["files"][str(path)]["lines"]
+            lines = json.loads(state.read_text())["files"][str(path)]["read_lines"]
         except (OSError, ValueError, KeyError):
             lines = -1
         if lines >= minimum_lines:
@@ -146,7 +148,7 @@ def test_rotation_kill_and_restart_lose_and_repeat_nothing(tmp_path: Path, frami
     told = [p.stderr.read().decode() if p.stderr else "" for p in (first, second)]
     why = f"first run: {sorted(by_run[0])}\nsecond run: {sorted(by_run[1])}\nstderr: {told}\nstate at kill: {at_kill[:300]}"
     assert sorted(messages) == sorted(f"crash number {n}" for n in range(writer.next)), why
-    assert json.loads(state.read_text())["files"][str(log)]["lines"] == writer.physical  # no line lost or repeated
+    assert json.loads(state.read_text())["files"][str(log)]["read_lines"] == writer.physical  # none lost or repeated
 
 
 def test_metrics_move_as_findings_arrive(tmp_path: Path) -> None:
@@ -193,3 +195,86 @@ def test_metrics_move_as_findings_arrive(tmp_path: Path) -> None:
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=20)
     assert os.path.exists(state)
+
+
+# Steady-state lines between the failing launches: a catch-up's bulk, which the sieve reads past.
+STATS = (
+    b"(APIServer pid=81234) INFO 11-30 19:41:07 [loggers.py:123] Engine 000: Avg prompt throughput: 512.3 "
+    b"tokens/s, Avg generation throughput: 88.1 tokens/s, Running: 4 reqs, Waiting: 0 reqs, GPU KV cache usage: 1.9%\n"
+)
+
+
+def crash_loop(path: Path, size: int) -> int:
+    """A server restarted over and over, each launch failing as a fixture does, with a while of serving
+    between: about `size` bytes (some seconds of catch-up). Returns its lines."""
+    launches = [
+        (FIXTURES / name).read_bytes()
+        for name in ("engine-core-kv-cache-too-small-0.33.log", "replayssm-cache-mode-all-0.28.log")
+    ]
+    unit = b"".join(launch + STATS * 500 for launch in launches)
+    data = unit * (size // len(unit) + 1)
+    path.write_bytes(data)
+    return data.count(b"\n")
+
+
+def settled(*outputs: Path) -> list[tuple[str, tuple[int, int]]]:
+    """What a consumer of the runs' output holds at the end: updates and withdrawals applied by id."""
+    held: dict[str, dict[str, object]] = {}
+    for out in outputs:
+        for finding in map(json.loads, out.read_text().splitlines()):
+            if finding["kind"] == "withdrawn":
+                held.pop(finding["id"], None)
+            else:
+                held[finding["id"]] = finding
+    return sorted((str(f["rule"]), tuple(f["lines"])) for f in held.values())  # type: ignore[misc]
+
+
+def poll_until(done: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not done():
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out waiting for {what}")
+        time.sleep(0.02)
+
+
+def read_lines(state: Path, log: Path) -> int:
+    try:
+        return int(json.loads(state.read_text())["files"][str(log)]["read_lines"])
+    except (OSError, ValueError, KeyError):
+        return -1
+
+
+def test_sigterm_during_a_catch_up_stops_it_and_a_restart_reports_the_rest(tmp_path: Path) -> None:
+    folder, state = tmp_path / "logs", tmp_path / "state.json"
+    folder.mkdir()
+    log = folder / "vllm.log"
+    total = crash_loop(log, 12 << 20)
+    outs = [tmp_path / "findings-1.jsonl", tmp_path / "findings-2.jsonl"]
+    procs = [subprocess.Popen([logdoctor_exe(), "scan", "--format", "json", str(log)], stdout=subprocess.PIPE)]
+
+    def watch(out: Path) -> subprocess.Popen[bytes]:
+        args = [logdoctor_exe(), "watch", "--format", "json", "--state", str(state), str(log)]
+        procs.append(subprocess.Popen(args, stdout=out.open("wb"), stderr=subprocess.PIPE))
+        return procs[-1]
+
+    def stop(proc: subprocess.Popen[bytes]) -> None:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=10) == 0, proc.stderr.read() if proc.stderr else ""
+
+    try:
+        first = watch(outs[0])
+        poll_until(lambda: b"\n" in outs[0].read_bytes(), "the first finding")  # in the middle of its catch-up
+        stop(first)
+        assert 0 < read_lines(state, log) < total, "the first run was to be stopped in its catch-up"
+        second = watch(outs[1])
+        poll_until(lambda: read_lines(state, log) == total, "the second run to read the file", timeout=120)
+        stop(second)
+        scanned, _ = procs[0].communicate(timeout=120)
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    expected = sorted((f["rule"], tuple(f["lines"])) for f in map(json.loads, scanned.decode().splitlines()))
+    assert settled(*outs) == expected  # every finding once: none lost at the stop, none repeated after it
+    assert 0 < len(settled(outs[0])) < len(expected)  # and the first run had reported a part of them

@@ -84,6 +84,8 @@ class UpdateFilter:
         self._shown_as_root: set[str] = set()
 
     def shows(self, finding: Finding) -> bool:
+        if finding.kind == "withdrawn":
+            return False  # an early report taken back: text cannot unprint it, and must not print it as new
         if finding.kind != "update":
             if finding.primary:
                 self._shown_as_root.add(finding.id)
