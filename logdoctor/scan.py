@@ -42,6 +42,7 @@ def stream_file(
     doctor = Doctor(library, on_internal_error=library.on_notice)
     pipeline = Pipeline(doctor)
     channel = pipeline.channel(str(path))
+    channel.expect(path.stat().st_size)  # a big file's first megabyte is sieved too, not read line by line
     try:
         for data, position in chunks(path):
             channel.feed(data)
