@@ -471,6 +471,8 @@ class Assembler:
         done = self._close_silent(record.line.source, number) if busy else []
         logger = record.kind == "vllm"
         key: StreamKey = (record.line.source, record.line.stream, record.process, record.pid, record.kind)
+        if not logger and record.level is not None and record.pid is not None:
+            done += self._end_logged_group_of(key)
         current = self._open.get(key)
         if current is None and self._resumable:
             current = self._resume(key, record)
@@ -580,12 +582,30 @@ class Assembler:
         ]
         return [item.event.record for item in items] + preambles
 
+    def _end_logged_group_of(self, key: StreamKey) -> list[Event]:
+        """A record of another logger (uvicorn's access line) from the process whose vLLM record is open:
+        that record is complete, each of its lines having been written before this one. Its next line with
+        the same header is a second record (two warnings in the same second), not more of the first."""
+        logged: StreamKey = (*key[:4], "vllm")
+        self._resumable.pop(logged, None)
+        current = self._open.get(logged)
+        if current is None or current.header is None or logged in self._preambles:
+            return []
+        return [self._close(logged)]
+
     def ends_logged_group(self, record: Record) -> list[Event] | None:
         """For a reader that skips lines (sieve.py), about the next line of a stream with an open event,
         a line that fired no trigger: if that event is a logged group and the line's header differs, the
         line ends the group, as feeding it would, and nothing else (it can open nothing). The group is
         closed here and returned. None when the line must be fed: it may continue the event."""
         key: StreamKey = (record.line.source, record.line.stream, record.process, record.pid, record.kind)
+        if record.kind != "vllm":
+            # Not the group's own stream: fed, it would end the group only as another logger's record; and
+            # it must be fed when its own stream has an event it may continue.
+            if key in self._open or key in self._resumable or key in self._preambles:
+                return None
+            ended = self._end_logged_group_of(key) if record.level is not None and record.pid is not None else []
+            return ended or None
         current = self._open.get(key)
         if current is None and self._resumable:
             current = self._resume(key, record)

@@ -431,3 +431,21 @@ def test_a_withdrawal_is_sent_once_even_when_more_findings_follow(library: Libra
         emitted += _emit(doctor, doctor.feed(Line("-", number, text), now=6.0))
     emitted += _emit(doctor, doctor.flush())
     assert [e[:2] for e in emitted if e[0] == "withdrawn"] == [("withdrawn", "f2")]
+
+
+def test_two_warnings_of_one_second_around_another_loggers_line_are_two_sightings(library: Library) -> None:
+    # Found by bench/stormlog.py: uvicorn's access line between two identical-header preemption warnings
+    # of the API server. The first record was complete before uvicorn wrote; the second is another record.
+    warning = (
+        "(APIServer pid=7) WARNING 11-01 21:08:38 [scheduler.py:412] Sequence group chatcmpl-{} is preempted by "
+        "PreemptionMode.RECOMPUTE mode because there is not enough KV cache space."
+    )
+    access = '(APIServer pid=7) INFO:     10.0.0.1:6093 - "POST /v1/chat/completions HTTP/1.1" 200 OK'
+    doctor = Doctor(library)
+    feed_all(doctor, [warning.format("a"), access, warning.format("b"), access])
+    (finding,) = doctor.report()
+    assert finding.rule == "memory.v0-kv-cache-preemption" and finding.occurrences == 2
+    # Without the other logger's line between, the same header goes on: one record of two lines.
+    doctor = Doctor(library)
+    feed_all(doctor, [warning.format("a"), warning.format("b"), access])
+    assert [f.occurrences for f in doctor.report()] == [1]
