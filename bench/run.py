@@ -372,13 +372,20 @@ def proc_kib(pid: int, name: str) -> int:
 
 
 class StateFile:
-    """How far `logdoctor watch --state FILE` has read a file with nothing pending: the offset it saves
-    once it has diagnosed everything before it. Read again only when the file was replaced."""
+    """How far `logdoctor watch --state FILE` has read a file: the offset it saves, where a restart
+    resumes (the start of the launch in progress, which it reads again), and the lines it has read and
+    diagnosed (`read_lines`). Read again only when the file was replaced."""
 
     def __init__(self, path: Path, followed: Path) -> None:
         self.path, self.key = path, str(followed)
         self.seen: tuple[int, int] | None = None
         self.offset = 0
+        self.read_lines = 0
+
+    def caught_up(self, lines: int) -> bool:
+        """Has it read and diagnosed all `lines` of the file?"""
+        self.read()
+        return self.read_lines >= lines
 
     def read(self) -> int:
         try:
@@ -390,6 +397,7 @@ class StateFile:
             try:
                 saved = json.loads(self.path.read_text())
                 self.offset = int(saved["files"][self.key]["offset"])
+                self.read_lines = int(saved["files"][self.key].get("read_lines", 0))
             except (OSError, ValueError, KeyError, TypeError):
                 pass
         return self.offset
@@ -646,11 +654,12 @@ class CatchUp:
 
 def watch_catch_up(log: Path, data: Path, deadline: float, out_path: Path) -> CatchUp:
     """`logdoctor watch` started on a complete file: how long until it has read and diagnosed all of it.
-    The signal is its state file, which it saves with the file's offset once nothing before that offset
-    is pending; then it is stopped with SIGTERM."""
+    The signal is its state file, which says how many lines it has read and diagnosed; then it is
+    stopped with SIGTERM."""
     state = data / "watch-state.json"
     state.unlink(missing_ok=True)
-    size = log.stat().st_size
+    with log.open("rb") as handle:
+        lines = sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 24), b""))
     done: float | None = None
     with out_path.open("wb") as sink:
         start = time.perf_counter()
@@ -661,7 +670,7 @@ def watch_catch_up(log: Path, data: Path, deadline: float, out_path: Path) -> Ca
         peak = 0
         while (now := time.perf_counter()) - start < deadline:
             peak = max(peak, proc_kib(proc.pid, "VmHWM"))
-            if saved.read() >= size:
+            if saved.caught_up(lines):
                 done = now - start
                 break
             if wait_exit(proc, 0.05) is not None:
