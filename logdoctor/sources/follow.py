@@ -527,6 +527,11 @@ class Watcher:
         # again after a restart, by the run before): its updates and withdrawal go out under that id. The
         # latest MAX_FINGERPRINTS, like the state's fingerprints: an amendment to an older one is dropped.
         self._printed: dict[str, str] = {}
+        # What this step is to print, by printed id, in the order first reported. A step's output goes out
+        # at its end (before the state that records it is saved), each finding as it stands then: one
+        # amended in the same step is printed once, amended; one withdrawn in it is not printed. A
+        # catch-up so prints about what a scan does, not every finding and then every amendment to it.
+        self._out: dict[str, Finding] = {}
         self._last_save = 0.0
         self.pipeline = Pipeline(doctor, self._report_one)
 
@@ -550,7 +555,7 @@ class Watcher:
             if finding.kind != "finding":  # an update or a withdrawal: of a finding printed, now or before
                 printed = self._printed.get(finding.id)
                 if printed:
-                    self.emit(finding if printed == finding.id else finding.model_copy(update={"id": printed}))
+                    self._queue(printed, finding)
                 continue
             mark = fingerprint(finding)
             earlier = self.state.reported_as(mark)
@@ -562,7 +567,24 @@ class Watcher:
             self._state_dirty = True
             self._reported_since_save = True
             self._note_printed(finding.id, printed)
-            self.emit(finding if printed == finding.id else finding.model_copy(update={"id": printed}))
+            self._queue(printed, finding)
+
+    def _queue(self, printed: str, finding: Finding) -> None:
+        if finding.id != printed:
+            finding = finding.model_copy(update={"id": printed})
+        held = self._out.get(printed)
+        if held is not None and held.kind == "finding":  # not printed yet: it goes out as it stands now
+            if finding.kind == "withdrawn":
+                del self._out[printed]
+                return
+            if finding.kind != "finding":
+                finding = finding.model_copy(update={"kind": "finding"})
+        self._out[printed] = finding
+
+    def _print(self) -> None:
+        out, self._out = self._out, {}
+        for finding in out.values():
+            self.emit(finding)
 
     def _note_printed(self, core_id: str, printed: str) -> None:
         self._printed[core_id] = printed
@@ -597,6 +619,7 @@ class Watcher:
         return not behind
 
     def _commit(self, force: bool = False) -> None:
+        self._print()  # before the state that says they were reported
         for name, tail in self.tails.items():
             point = None if tail.interrupted else tail.checkpoint()
             if point is not None and point != tail.committed:
