@@ -287,6 +287,8 @@ class Tail:
         if self.handle is None:
             return True
         while True:
+            if budget.stopping():
+                return False
             if self._at >= len(self._buffer):
                 try:
                     data = self.handle.read(READ_CHUNK)
@@ -298,8 +300,6 @@ class Tail:
                 self.bytes_read += len(data)
                 self._buffer, self._at = data, 0
                 self.channel.expect(len(data))
-            if budget.stopping():
-                return False
             end = _piece_end(self._buffer, self._at)
             piece = self._buffer[self._at : end]
             self._at = end
@@ -605,8 +605,8 @@ class Watcher:
                 tail = self.tails[name] = Tail(path, saved, self.warn, self.pipeline.channel, self.doctor)
             before, lines_before = tail.bytes_read, tail.lines_read
             budget = Budget(None if seconds is None else time.monotonic() + seconds, stop)
-            if not tail.poll(partial(_feed_now, tail.channel), budget):
-                behind.add(name)
+            if budget.stopping() or not tail.poll(partial(_feed_now, tail.channel), budget):
+                behind.add(name)  # stopping: the files not read yet are left as they are
             data += tail.bytes_read - before
             lines += tail.lines_read - lines_before
         # A file being caught up is not quiet, however long its catch-up takes: its events wait for
