@@ -661,9 +661,9 @@ class Watcher:
             # the writer may still complete it.
             # Stopped in the middle of a catch-up: nothing is flushed. What is pending was cut by where the
             # reading stopped, not by the writer: reported now it would be a diagnosis a scan does not make
-            # (a traceback without its exception line), and the next run, reading on from the saved point,
-            # would report the complete one too. The saved point is before every pending event, so the next
-            # run reads each of them whole.
+            # (a traceback without its exception line), and the next run would report the complete one
+            # too. The point saved, the start of the launch in progress (Tail.checkpoint), is before every
+            # pending event, so the next run reads each of them whole, with its launch's header.
             if caught_up:
                 caught_up = self.poll_once(LAST_READ_SECONDS)
             if caught_up:
