@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import gzip
+import json
 import os
 import shutil
+import threading
 from pathlib import Path
 
 import pytest
@@ -277,3 +279,62 @@ def test_a_catch_up_in_many_steps_and_pieces_reports_what_a_scan_does(
     assert steps > 100 and settled(h.findings) == settled(scanned)
     assert [f for f in h.emitted if f.kind == "withdrawn"] == []
     assert len([f for f in h.emitted if f.kind == "finding"]) == len(scanned)
+
+
+class StopAfter(threading.Event):
+    """A stop flag that is set once it has been looked at `looks` times (between pieces, at each step)."""
+
+    def __init__(self, looks: int) -> None:
+        super().__init__()
+        self.looks = looks
+
+    def is_set(self) -> bool:
+        self.looks -= 1
+        return self.looks < 0
+
+
+def test_a_stop_inside_a_rotated_copy_keeps_the_state_from_before_it(
+    tmp_path: Path, library: Library, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(follow, "PIECE_BYTES", 256)
+    log, state = tmp_path / "vllm.log", tmp_path / "state.json"
+    log.write_bytes(crash(0) + STATS)
+    first = Harness(library, [str(log)], state)
+    first.poll()
+    first.stop()
+    with log.open("ab") as f:  # written while logdoctor is down, then rotated away
+        f.write(b"".join(crash(n) + STATS * 5 for n in range(1, 6)))
+    log.rename(tmp_path / "vllm.log.1")
+    log.write_bytes(crash(6))
+    before = json.loads(state.read_text())["files"]
+    second = Harness(library, [str(log)], state)
+    second.watcher.run(StopAfter(12))  # stopped while it reads the rest of vllm.log.1
+    assert second.crashes() and second.crashes() != expected(range(1, 7))  # it was stopped part way
+    assert json.loads(state.read_text())["files"] == before
+    third = Harness(library, [str(log)], state)
+    third.poll()
+    third.stop()
+    assert sorted(first.crashes() + second.crashes() + third.crashes()) == expected(range(7))
+
+
+def test_a_launch_begun_further_back_than_the_reread_limit_resumes_where_nothing_was_pending(
+    tmp_path: Path, library: Library, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(follow, "PIECE_BYTES", 512)
+    monkeypatch.setattr(follow, "REREAD_LIMIT", 4096)
+    log, state = tmp_path / "vllm.log", tmp_path / "state.json"
+    # A server that logs errors as it serves: after each, its next line, there is nothing pending.
+    words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta"]
+    errors = [f"ERROR 11-30 10:00:02 [serving.py:12] Request failed: {word} went wrong\n".encode() for word in words]
+    one_launch = crash(0).split(b"\n", 1)[0] + b"\n" + b"".join(STATS * 20 + error for error in errors) + STATS
+    log.write_bytes(one_launch)
+    first = Harness(library, [str(log)], state)
+    first.watcher.run(StopAfter(40))
+    saved = json.loads(state.read_text())["files"][str(log)]
+    assert 4096 < saved["offset"] < len(one_launch)  # not the launch's start: more than the limit back
+    assert one_launch[saved["offset"] - 1 : saved["offset"]] == b"\n"
+    second = Harness(library, [str(log)], state)
+    second.poll()
+    second.stop()
+    messages = sorted(f.error.message for f in first.findings + second.findings)
+    assert messages == sorted(f"Request failed: {word} went wrong" for word in words)  # each once

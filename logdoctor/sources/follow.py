@@ -287,6 +287,8 @@ class Tail:
         if self.handle is None:
             return True
         while True:
+            if budget.stopping():
+                return False
             if self._at >= len(self._buffer):
                 try:
                     data = self.handle.read(READ_CHUNK)
@@ -298,8 +300,6 @@ class Tail:
                 self.bytes_read += len(data)
                 self._buffer, self._at = data, 0
                 self.channel.expect(len(data))
-            if budget.stopping():
-                return False
             end = _piece_end(self._buffer, self._at)
             piece = self._buffer[self._at : end]
             self._at = end
@@ -527,6 +527,11 @@ class Watcher:
         # again after a restart, by the run before): its updates and withdrawal go out under that id. The
         # latest MAX_FINGERPRINTS, like the state's fingerprints: an amendment to an older one is dropped.
         self._printed: dict[str, str] = {}
+        # What this step is to print, by printed id, in the order first reported. A step's output goes out
+        # at its end (before the state that records it is saved), each finding as it stands then: one
+        # amended in the same step is printed once, amended; one withdrawn in it is not printed. A
+        # catch-up so prints about what a scan does, not every finding and then every amendment to it.
+        self._out: dict[str, Finding] = {}
         self._last_save = 0.0
         self.pipeline = Pipeline(doctor, self._report_one)
 
@@ -550,7 +555,7 @@ class Watcher:
             if finding.kind != "finding":  # an update or a withdrawal: of a finding printed, now or before
                 printed = self._printed.get(finding.id)
                 if printed:
-                    self.emit(finding if printed == finding.id else finding.model_copy(update={"id": printed}))
+                    self._queue(printed, finding)
                 continue
             mark = fingerprint(finding)
             earlier = self.state.reported_as(mark)
@@ -562,7 +567,24 @@ class Watcher:
             self._state_dirty = True
             self._reported_since_save = True
             self._note_printed(finding.id, printed)
-            self.emit(finding if printed == finding.id else finding.model_copy(update={"id": printed}))
+            self._queue(printed, finding)
+
+    def _queue(self, printed: str, finding: Finding) -> None:
+        if finding.id != printed:
+            finding = finding.model_copy(update={"id": printed})
+        held = self._out.get(printed)
+        if held is not None and held.kind == "finding":  # not printed yet: it goes out as it stands now
+            if finding.kind == "withdrawn":
+                del self._out[printed]
+                return
+            if finding.kind != "finding":
+                finding = finding.model_copy(update={"kind": "finding"})
+        self._out[printed] = finding
+
+    def _print(self) -> None:
+        out, self._out = self._out, {}
+        for finding in out.values():
+            self.emit(finding)
 
     def _note_printed(self, core_id: str, printed: str) -> None:
         self._printed[core_id] = printed
@@ -583,8 +605,8 @@ class Watcher:
                 tail = self.tails[name] = Tail(path, saved, self.warn, self.pipeline.channel, self.doctor)
             before, lines_before = tail.bytes_read, tail.lines_read
             budget = Budget(None if seconds is None else time.monotonic() + seconds, stop)
-            if not tail.poll(partial(_feed_now, tail.channel), budget):
-                behind.add(name)
+            if budget.stopping() or not tail.poll(partial(_feed_now, tail.channel), budget):
+                behind.add(name)  # stopping: the files not read yet are left as they are
             data += tail.bytes_read - before
             lines += tail.lines_read - lines_before
         # A file being caught up is not quiet, however long its catch-up takes: its events wait for
@@ -597,6 +619,7 @@ class Watcher:
         return not behind
 
     def _commit(self, force: bool = False) -> None:
+        self._print()  # before the state that says they were reported
         for name, tail in self.tails.items():
             point = None if tail.interrupted else tail.checkpoint()
             if point is not None and point != tail.committed:
@@ -638,9 +661,9 @@ class Watcher:
             # the writer may still complete it.
             # Stopped in the middle of a catch-up: nothing is flushed. What is pending was cut by where the
             # reading stopped, not by the writer: reported now it would be a diagnosis a scan does not make
-            # (a traceback without its exception line), and the next run, reading on from the saved point,
-            # would report the complete one too. The saved point is before every pending event, so the next
-            # run reads each of them whole.
+            # (a traceback without its exception line), and the next run would report the complete one
+            # too. The point saved, the start of the launch in progress (Tail.checkpoint), is before every
+            # pending event, so the next run reads each of them whole, with its launch's header.
             if caught_up:
                 caught_up = self.poll_once(LAST_READ_SECONDS)
             if caught_up:
