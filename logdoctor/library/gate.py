@@ -16,12 +16,12 @@ from collections.abc import Hashable, Iterable
 from typing import Any, Generic, TypeVar
 
 from logdoctor.library.literals import Literals
+from logdoctor.memo import remember
 
 K = TypeVar("K", bound=Hashable)
 _WORD = re.compile(r"\w+")
 DIRECT_PREFIX = 8
 MEMO_TEXTS = 4096
-MEMO_TEXT_CHARS = 2048
 
 
 def _inner_word(text: str) -> str | None:
@@ -75,11 +75,7 @@ class LiteralGate(Generic[K]):
         and a crash loop raises the same ones every launch.)"""
         known = self._memo.get(text)
         if known is None:
-            known = frozenset(self._candidates(text))
-            if len(text) <= MEMO_TEXT_CHARS:  # a 64 KiB line is not worth keeping 4,096 of
-                if len(self._memo) >= MEMO_TEXTS:
-                    self._memo.clear()
-                self._memo[text] = known
+            known = remember(self._memo, text, text, frozenset(self._candidates(text)), MEMO_TEXTS)
         return known
 
     def _candidates(self, text: str) -> set[K]:

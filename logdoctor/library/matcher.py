@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence, Set
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING
 
 from logdoctor.assemble import Event, RaisedException
-from logdoctor.library.gate import MEMO_TEXT_CHARS, LiteralGate
+from logdoctor.library.gate import LiteralGate
 from logdoctor.library.literals import Literals, required_literals, selective
+from logdoctor.memo import remember
 from logdoctor.records import Record
 
 if TYPE_CHECKING:  # the regex module is imported by the first pattern compiled (pattern.py)
@@ -210,7 +211,7 @@ class Library:
         else:
             match = self._match_record(record)
             known = None if match is None else (match.exception is not None, match.pattern, match.captures)
-            _remember(self._record_memo, key, known)
+            remember(self._record_memo, key, record.message, known, MEMO_ENTRIES)
         if known is None:
             return None
         alone, pattern, captures = known
@@ -256,7 +257,8 @@ class Library:
         if key in self._line_memo:
             known = self._line_memo[key]
         else:
-            known = _remember(self._line_memo, key, self._match_line(record.message, record.level, skip_wrappers))
+            known = self._match_line(record.message, record.level, skip_wrappers)
+            remember(self._line_memo, key, record.message, known, MEMO_ENTRIES)
         return None if known is None else Match(known[0], dict(known[1]), None, record)
 
     def _match_line(self, message: str, level: str | None, skip_wrappers: bool) -> _Known | None:
@@ -283,17 +285,7 @@ def _in_order(ids: Set[str], order: dict[str, tuple[int, Pattern]]) -> list[Patt
     return [pattern for _, pattern in sorted(order[i] for i in ids if i in order)]
 
 
-MEMO_ENTRIES = 4096  # distinct lines remembered; then the memo starts again (bounded memory, no LRU cost)
-V = TypeVar("V")
-
-
-def _remember(memo: dict[Any, V], key: tuple[Any, ...], value: V) -> V:
-    """Keep value under key (a line's message first), unless the message is too long to be worth it."""
-    if len(key[0]) <= MEMO_TEXT_CHARS:
-        if len(memo) >= MEMO_ENTRIES:
-            memo.clear()
-        memo[key] = value
-    return value
+MEMO_ENTRIES = 4096  # distinct lines whose match is remembered (logdoctor/memo.py)
 
 
 def _captures(found: regex.Match[str]) -> dict[str, str]:

@@ -14,6 +14,7 @@ from typing import Any
 import regex
 
 from logdoctor.library.matcher import HANG_SECONDS, MAX_SEARCH_CHARS
+from logdoctor.memo import remember
 from logdoctor.surface import template as tpl
 from logdoctor.versions import parse_version
 
@@ -64,8 +65,7 @@ class SurfaceHit:
     score: float  # share of the matched text that is the template's fixed text (0..1]
 
 
-LOOKUPS_KEPT = 2048  # answers remembered; then the memo starts again (bounded, no LRU bookkeeping)
-LOOKUP_CHARS = 2048  # ... for messages up to this long
+LOOKUPS_KEPT = 2048  # answers remembered (logdoctor/memo.py)
 
 
 class SurfaceIndex:
@@ -104,7 +104,7 @@ class SurfaceIndex:
     def _table(self, name: str) -> Any:
         table = self._tables.get(name)
         if table is None:
-            table = self._tables[name] = _decoded_table(name, self._stored_tables.pop(name))
+            table = self._tables[name] = json.loads(bytes(self._stored_tables.pop(name)))
         return table
 
     @property
@@ -234,11 +234,7 @@ class SurfaceIndex:
             return self._looked_up[key]
         found = self.hits(message, exc_type, version)
         hit = found[0] if found else None
-        if len(message) <= LOOKUP_CHARS:  # a 64 KiB message is not worth keeping thousands of
-            if len(self._looked_up) >= LOOKUPS_KEPT:
-                self._looked_up.clear()
-            self._looked_up[key] = hit
-        return hit
+        return remember(self._looked_up, key, message, hit, LOOKUPS_KEPT)
 
     def hits(self, message: str, exc_type: str | None = None, version: str | None = None) -> list[SurfaceHit]:
         """Every entry `message` renders, best first (see `lookup`): the same text can be several entries,
@@ -436,10 +432,6 @@ def _tables_of(document: dict[str, Any]) -> dict[str, Any]:
         "postings": document["postings"],
         "code": document["code"],
     }
-
-
-def _decoded_table(name: str, stored: memoryview) -> Any:
-    return json.loads(bytes(stored))
 
 
 def stored_form(document: dict[str, Any]) -> bytes:
