@@ -27,7 +27,8 @@ def scan(log: Path) -> list[dict[str, object]]:
     )
     if proc.returncode not in (0, 1):
         raise SystemExit(f"logdoctor failed on {log} (exit {proc.returncode}):\n{proc.stderr}")
-    return [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+    lines = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+    return [line for line in lines if line.get("kind", "finding") != "summary"]  # the file's summary line
 
 
 def fix_text(finding: dict[str, object]) -> str:

@@ -148,7 +148,8 @@ def _stop_command(pid: int) -> None:
 
 
 def truncated_findings(out: bytes) -> str:
-    findings = [json.loads(line) for line in out.splitlines() if line.startswith(b"{")]
+    lines = [json.loads(line) for line in out.splitlines() if line.startswith(b"{")]
+    findings = [f for f in lines if f.get("kind") != "summary"]
     cut = sum(1 for f in findings if f.get("truncated"))
     return f"{len(findings)} findings, {cut} marked truncated"
 

@@ -164,7 +164,8 @@ def logdoctor_json(*args: str, env: dict[str, str] | None = None) -> list[dict[s
     proc = subprocess.run([str(exe), *args], capture_output=True, text=True, env=env, check=False)
     if proc.returncode not in (0, 1):
         raise SystemExit(f"logdoctor {' '.join(args)} failed: {proc.stderr}")
-    return [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+    lines = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+    return [line for line in lines if line.get("kind") != "summary"]  # each file's summary line
 
 
 def evaluate(case: Case, vllm: str, workdir: Path, rules: list[tuple[str, re.Pattern[str], list[str]]]) -> Case:

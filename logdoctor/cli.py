@@ -14,8 +14,10 @@ from logdoctor import __version__
 from logdoctor.exits import EXIT_FINDINGS, EXIT_OK, EXIT_SIGPIPE, EXIT_USAGE
 
 if TYPE_CHECKING:  # imported lazily at run time: `--version` should not pay for pydantic or the library
+    from logdoctor.doctor import Doctor
     from logdoctor.library.matcher import Library
     from logdoctor.model import Finding
+    from logdoctor.report import Reporter
 PROGRESS_MIN_BYTES = 32 << 20  # show a progress bar only when the input takes a while
 PROGRESS_ENV = "LOGDOCTOR_PROGRESS_MIN_BYTES"  # override (tests; people who always want one)
 
@@ -27,7 +29,8 @@ def _add_common(parser: argparse.ArgumentParser, top: bool = False) -> None:
         "--format",
         choices=("text", "json"),
         default=None if top else argparse.SUPPRESS,
-        help="text for people (default; json for watch), json for JSON Lines, one finding per line",
+        help="text for people (default; json for watch), json for JSON Lines: one finding per line, and a summary "
+        "line when a file or the input ends",
     )
     parser.add_argument(
         "--patterns",
@@ -115,7 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
     explain = commands.add_parser("explain", help="print one pattern as a documentation page")
     explain.add_argument("pattern_id", metavar="ID")
     explain.add_argument("--patterns", action="append", default=[], metavar="DIR")
-    commands.add_parser("schema", help="print the JSON Schema of --format json findings")
+    commands.add_parser("schema", help="print the JSON Schema of a --format json line (a finding or a summary)")
     return parser
 
 
@@ -133,6 +136,17 @@ def _load_library(patterns: Sequence[str]) -> Library | None:
     return library
 
 
+def _end_of_input(reporter: Reporter, fmt: str, doctor: Doctor, say_not_vllm: bool = True) -> None:
+    """The pipe's or run's input ended: JSON ends with its summary line. Text, whose findings were shown
+    as they landed, says only when the pipe held no vLLM line at all (the wrong thing was piped in); run's
+    text adds nothing to the output of a command the user chose."""
+    from logdoctor.scan import summarize
+
+    summary = summarize(doctor, "-")
+    if fmt == "json" or (say_not_vllm and not summary.vllm):
+        reporter.file_end(summary)
+
+
 def cmd_pipe(args: argparse.Namespace) -> int:
     if sys.stdin.isatty():
         print(
@@ -144,14 +158,17 @@ def cmd_pipe(args: argparse.Namespace) -> int:
     library = _load_library(args.patterns)
     if library is None:
         return EXIT_USAGE
+    from functools import partial
+
     from logdoctor.doctor import Doctor
     from logdoctor.report import make_reporter
     from logdoctor.sources.passthrough import pump
 
     reporter = make_reporter(args.format, sys.stderr)
     doctor = Doctor(library, on_internal_error=library.on_notice)
-    pump(doctor, reporter.finding, sys.stdin.fileno(), sys.stdout.fileno())
+    guard = pump(doctor, reporter.finding, sys.stdin.fileno(), sys.stdout.fileno())
     with contextlib.suppress(OSError, ValueError):  # stderr may be gone; the exit status still counts
+        guard.call(partial(_end_of_input, reporter, args.format, doctor), None)
         reporter.close()
     return EXIT_FINDINGS if doctor.saw_error else EXIT_OK
 
@@ -231,6 +248,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from logdoctor.doctor import Doctor
     from logdoctor.report import make_reporter
     from logdoctor.report.jsonl import JsonReporter
+    from logdoctor.scan import summarize
     from logdoctor.sources.command import EXIT_CANNOT_START, CannotStart, run
 
     report_file: TextIO | None = None
@@ -251,6 +269,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         json_reporter = JsonReporter(out)
         for finding in doctor.report():
             json_reporter.finding(finding)
+        json_reporter.file_end(summarize(doctor, "-"))
 
     try:
         try:
@@ -259,6 +278,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             print(f"logdoctor run: {exc}", file=sys.stderr)
             return EXIT_CANNOT_START
         with contextlib.suppress(OSError, ValueError):  # stderr may be gone; the exit status still counts
+            result.guard.call(partial(_end_of_input, reporter, args.format, doctor, say_not_vllm=False), None)
             reporter.close()
         if report_file is not None:
             result.guard.call(partial(write_report, report_file), None)
@@ -321,9 +341,9 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
-    from logdoctor.model import Finding
+    from logdoctor.model import json_lines_schema
 
-    print(json.dumps(Finding.model_json_schema(), indent=2))
+    print(json.dumps(json_lines_schema(), indent=2))
     return EXIT_OK
 
 

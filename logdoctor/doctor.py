@@ -15,13 +15,14 @@ moved on to the next launch (no event, ranking or explanation crosses a launch).
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from logdoctor import records
 from logdoctor.assemble import Assembler, Event
-from logdoctor.diagnose import dedupe_key, diagnose, error_lines, rank
+from logdoctor.diagnose import UNRECOGNIZED, dedupe_key, diagnose, error_lines, rank
 from logdoctor.framing import Line
 from logdoctor.launch.tracker import Launch, LaunchTracker
 from logdoctor.library.matcher import Library
@@ -31,6 +32,8 @@ if TYPE_CHECKING:  # pydantic's models: a log without findings never imports the
     from logdoctor.model import EvidenceLine, Finding
 
 QUIET_SECONDS = 0.5
+# A traceback frame in vLLM's code: a source that shows one is a vLLM log even without a record prefix.
+_VLLM_FRAME = re.compile(r'\s*File "[^"]*[/\\]vllm[/\\]')
 MAX_REPEATS_SHOWN = 3  # evidence lines kept from later sightings of an error already reported
 
 
@@ -45,6 +48,26 @@ class _Sightings:
 
 MAX_PROVISIONAL = 256  # provisionally closed events remembered, should one reopen
 MAX_REPEATS_KEPT = 16  # sightings remembered per error: the earliest are shown, one may be taken back
+
+
+@dataclass(slots=True)
+class _Tally:
+    """What a source's settled (forgotten) launches came to."""
+
+    findings: int = 0
+    errors: int = 0
+    root_causes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What a source came to so far (Doctor.outcome): the parts of its summary the core knows."""
+
+    launches: int  # launches the source has had (0: no line read)
+    findings: int
+    errors: int  # findings of severity error
+    vllm: bool  # a vLLM line was seen: a record prefix, a traceback frame in vLLM, or a finding
+    root_causes: tuple[str, ...]  # the rule of each launch's primary finding, each once, in launch order
 
 
 @dataclass(slots=True)
@@ -82,10 +105,16 @@ class Doctor:
         # (source, first line) of a provisionally closed event -> what its report did, undone or absorbed
         # when the event reopens and completes.
         self._provisional: dict[tuple[str, int], _Early] = {}
+        self._vllm_sources: set[str] = set()  # sources that showed a vLLM line
+        self._tallies: dict[str, _Tally] = {}  # per source, its settled launches
 
     def feed(self, line: Line, now: float = 0.0) -> list[Finding]:
         self.lines += 1
         record = records.parse(line)
+        if line.source not in self._vllm_sources and (
+            record.kind == "vllm" or (record.kind == "raw" and _VLLM_FRAME.match(record.message))
+        ):
+            self._vllm_sources.add(line.source)
         launch = self.launches.observe(record)
         ended: list[Event] = []
         before = self._launch_of_source.get(line.source, launch)
@@ -132,11 +161,48 @@ class Doctor:
         """take_settled() for a stream that has already reported them as they came."""
         self._pop_settled()
 
+    def saw_vllm(self, source: str) -> bool:
+        """Did the source show a vLLM line (a vLLM record prefix, a traceback frame in vLLM's code, a
+        finding the library recognised)? A source without one is not a vLLM log: an empty or binary file,
+        another program's (whose error-looking lines may still be reported as unrecognized)."""
+        return source in self._vllm_sources
+
+    def mark_vllm(self, source: str) -> None:
+        """A reader that skips lines (sieve.py) saw a vLLM record among them."""
+        self._vllm_sources.add(source)
+
+    def outcome(self, source: str) -> Outcome:
+        """What the source came to so far: its launches, findings, errors and each launch's root cause, the
+        settled launches' (forgotten or not) and the held ones' as report() ranks them."""
+        tally = self._tallies.get(source, _Tally())
+        findings, errors, causes = tally.findings, tally.errors, list(tally.root_causes)
+        for (held_source, _), held in sorted(self._by_launch.items()):
+            if held_source != source or not held:
+                continue
+            ranked = [f.model_copy() for f in held]
+            rank(ranked)
+            findings += len(ranked)
+            errors += sum(f.severity == "error" for f in ranked)
+            causes += [f.rule for f in ranked if f.primary]
+        return Outcome(
+            launches=self.launches.count(source),
+            findings=findings,
+            errors=errors,
+            vllm=self.saw_vllm(source),
+            root_causes=tuple(dict.fromkeys(causes)),
+        )
+
     def _pop_settled(self) -> list[list[Finding]]:
         popped = []
         for source, index in sorted(set(self._settled)):
             findings = self._by_launch.pop((source, index), [])
             self._errors_forgotten += sum(f.severity == "error" for f in findings)
+            if findings:
+                rank(findings)
+                tally = self._tallies.setdefault(source, _Tally())
+                tally.findings += len(findings)
+                tally.errors += sum(f.severity == "error" for f in findings)
+                tally.root_causes += [f.rule for f in findings if f.primary]
             self._forget(source, index)
             popped.append(findings)
         self._settled.clear()
@@ -252,6 +318,8 @@ class Doctor:
         return new
 
     def _store(self, finding: Finding) -> None:
+        if finding.rule != UNRECOGNIZED:  # what the library knows is vLLM's, or what vLLM runs on
+            self._vllm_sources.add(finding.source)
         self._seen[dedupe_key(finding)] = _Sightings(finding, list(finding.evidence))
         self._by_launch.setdefault((finding.source, finding.launch), []).append(finding)
         self._link_explanations(finding)

@@ -85,3 +85,41 @@ class Finding(_Model):
     namespace: str | None = Field(default=None, description="Kubernetes namespace (watch, node log layout)")
     pod: str | None = Field(default=None, description="Kubernetes pod (watch, node log layout)")
     container: str | None = Field(default=None, description="Container name (watch, node log layout)")
+
+
+class Summary(_Model):
+    """The last line of a source's JSON output (scan: each file; the pipe and `run`: standard input or the
+    command, source `-`). `watch` prints none: a followed file never ends."""
+
+    kind: Literal["summary"] = Field(default="summary", description="Always `summary`: the source has ended")
+    source: str = Field(description="Path of the log, or `-` for standard input (and `run`'s command)")
+    lines: int = Field(description="Lines read")
+    launches: int = Field(description="Server launches (starts) found; 0 when the source holds no vLLM line")
+    findings: int = Field(description="Findings reported for the source (updates and withdrawals not counted)")
+    errors: int = Field(description="Findings of severity `error` among them")
+    status: Literal["ok", "problem"] = Field(description="`problem` when any finding has severity `error`")
+    vllm: bool = Field(
+        description="The source holds a vLLM line (a vLLM record prefix, a traceback frame in vLLM, or a "
+        "finding of a known pattern); false for an empty file, a binary file or another program's log"
+    )
+    root_causes: list[str] = Field(
+        default_factory=list, description="The rule of each launch's root cause (`primary`), each rule once, in "
+        "the order first seen"
+    )
+
+
+def json_lines_schema() -> dict[str, object]:
+    """The JSON Schema of one line of `--format json`: a Finding (kind finding, update, withdrawn) or, last
+    for each source, a Summary; `kind` tells them apart."""
+    from typing import Annotated
+
+    from pydantic import TypeAdapter
+
+    line = Annotated[Finding | Summary, Field(discriminator="kind")]
+    schema = TypeAdapter(line).json_schema()
+    return {
+        "title": "logdoctor --format json line",
+        "description": "One JSON object per line: findings as they are reported (`kind` finding, update, "
+        "withdrawn), then, when a source ends, its summary (`kind` summary).",
+        **schema,
+    }

@@ -20,7 +20,7 @@ from logdoctor.sources.files import InputError, chunks
 if TYPE_CHECKING:
     from logdoctor.library.matcher import Library
     from logdoctor.model import Finding
-    from logdoctor.report import Reporter
+    from logdoctor.report import FileSummary, Reporter
 
 
 class _Advance(Protocol):
@@ -57,6 +57,23 @@ def stream_file(
     return doctor
 
 
+def summarize(doctor: Doctor, source: str) -> FileSummary:
+    """What a source that has ended came to (a scanned file, the pipe's or run's input): what reporters
+    print last for it. A source without a vLLM line counts no launch."""
+    from logdoctor.report import FileSummary
+
+    outcome = doctor.outcome(source)
+    return FileSummary(
+        source=source,
+        lines=doctor.lines,
+        launches=max(outcome.launches, 1) if outcome.vllm else 0,
+        findings=outcome.findings,
+        errors=outcome.errors,
+        vllm=outcome.vllm,
+        root_causes=outcome.root_causes,
+    )
+
+
 def diagnose_file(path: Path, library: Library) -> tuple[Doctor, list[Finding]]:
     """Every finding of the file, in report order (for tests and programs; scan streams them)."""
     findings: list[Finding] = []
@@ -84,16 +101,10 @@ def scan_paths(paths: list[Path], library: Library, reporter: Reporter, progress
     result = ScanResult()
     for path in paths:
         size = path.stat().st_size
-        reported = 0
-        last_launch = 1
 
         def report(findings: list[Finding]) -> None:
-            nonlocal reported, last_launch
             for finding in sorted(findings, key=lambda f: (f.launch, not f.primary, f.lines[0])):
                 reporter.finding(finding)
-                reported += 1
-                result.errors += finding.severity == "error"
-                last_launch = max(last_launch, finding.launch)
 
         reporter.file_start(str(path))
         with _progress(progress and size > 0, size) as advance:
@@ -103,7 +114,8 @@ def scan_paths(paths: list[Path], library: Library, reporter: Reporter, progress
                 print(f"logdoctor: {exc}", file=sys.stderr)
                 result.unreadable.append(str(path))
                 continue
-        launches = max(last_launch, doctor.launches.count(str(path)))
-        reporter.file_end(str(path), doctor.lines, launches, reported)
-        result.findings += reported
+        summary = summarize(doctor, str(path))
+        reporter.file_end(summary)
+        result.findings += summary.findings
+        result.errors += summary.errors
     return result

@@ -41,6 +41,11 @@ _PREFIX = grammar.within_line(grammar.either(grammar.PROCESS, grammar.RANK))
 _PREFIXED = re.compile(_PREFIX)
 _UNPREFIXED_AFTER_NEWLINE = re.compile(rb"\n(?!" + _PREFIX + rb")")
 _CARRIAGE_RETURN = re.compile(rb"\r(?!\n)")
+# A vLLM record at a line's start (its process prefixes, then the logger's header): whether lines the sieve
+# skips hold one decides whether a source without a finding is a vLLM log (Doctor.saw_vllm).
+_VLLM_RECORD = re.compile(
+    rb"(?m)^(?:" + _PREFIX + rb" ?){0,2}" + grammar.within_line(grammar.anonymous(grammar.LOGGER_HEADER.regex))
+)
 
 
 # Below this many bytes a source is read line by line: building the prefilter would cost more than it saves.
@@ -129,6 +134,8 @@ class Sieve:
             target = candidates[next_candidate] if next_candidate < len(candidates) else end
             target = self._next_line_of_open_streams(data, pos, target, found)
             if target > pos:
+                if not self.doctor.saw_vllm(self.framer.source) and _VLLM_RECORD.search(data, pos, target):
+                    self.doctor.mark_vllm(self.framer.source)
                 skipped = data.count(b"\n", pos, target)
                 for line in self.framer.skip(skipped):
                     found += self.doctor.feed(line, now)

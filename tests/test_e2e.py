@@ -32,8 +32,13 @@ def run(*args: str, stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
     return subprocess.run([logdoctor_exe(), *args], input=stdin, capture_output=True, timeout=60, env=env, check=False)
 
 
-def json_findings(out: bytes) -> list[dict[str, object]]:
+def json_lines(out: bytes) -> list[dict[str, object]]:
     return [json.loads(line) for line in out.decode().splitlines() if line.strip()]
+
+
+def json_findings(out: bytes) -> list[dict[str, object]]:
+    """The findings of `--format json` output (its summary lines left out)."""
+    return [line for line in json_lines(out) if line["kind"] != "summary"]
 
 
 def test_pipe_copies_input_byte_for_byte_and_reports_on_stderr() -> None:
@@ -148,7 +153,10 @@ def test_truncated_gzip_still_reports_what_was_read(tmp_path: Path) -> None:
 
 def test_schema_command_prints_the_finding_schema() -> None:
     schema = json.loads(run("schema").stdout)
-    assert {"rule", "severity", "primary", "lines", "launch", "fix", "constraints"} <= set(schema["properties"])
+    finding, summary = (schema["$defs"][name]["properties"] for name in ("Finding", "Summary"))
+    assert {"rule", "severity", "primary", "lines", "launch", "fix", "constraints"} <= set(finding)
+    assert {"kind", "source", "launches", "status", "root_causes", "vllm"} <= set(summary)
+    assert schema["discriminator"]["propertyName"] == "kind"  # a line is a finding or a summary, by `kind`
 
 
 def test_readme_documents_the_current_schema() -> None:

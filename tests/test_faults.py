@@ -103,7 +103,9 @@ def test_the_pipe_with_stdout_closed_drains_and_still_diagnoses() -> None:
         check=False,
     )
     assert proc.returncode == 1 and ROOT_CAUSE.encode() in proc.stderr
-    assert all(line.startswith((b'{"kind":"finding"', b'{"kind":"update"')) for line in proc.stderr.splitlines())  # nothing else
+    *lines, last = proc.stderr.splitlines()
+    assert all(line.startswith((b'{"kind":"finding"', b'{"kind":"update"')) for line in lines)  # nothing else
+    assert last.startswith(b'{"kind":"summary"')  # and the input's summary, last
 
 
 def test_watch_a_file_that_cannot_be_read_is_said_and_retried(

@@ -57,7 +57,7 @@ def test_several_launches_in_one_file_each_carry_their_own_config(tmp_path: Path
 def test_multi_rule_launch_every_broken_rule_and_a_command_that_passes(tmp_path: Path) -> None:
     log = FIXTURES / "real" / "vllm-0.33.0-replayssm-multi-rule.log"
     out = subprocess.run([logdoctor_exe(), "scan", "--format", "json", str(log)], capture_output=True, text=True)
-    (primary,) = [f for f in map(json.loads, out.stdout.splitlines()) if f["primary"]]
+    (primary,) = [f for f in map(json.loads, out.stdout.splitlines()) if f.get("primary")]
     assert primary["rule"] == "replayssm.flashinfer-spec-decode-prefix-caching"
     unmet = {c["id"] for c in primary["constraints"] if c["status"] == "unmet"}
     assert unmet == {"spec-decode-no-prefix-caching", "no-kv-connector"}

@@ -72,7 +72,8 @@ def test_report_file_holds_the_ranked_findings_as_json_lines(
     child_run: tuple[subprocess.CompletedProcess[bytes], Path],
 ) -> None:
     _, report = child_run
-    findings = [json.loads(line) for line in report.read_text().splitlines()]
+    *findings, summary = [json.loads(line) for line in report.read_text().splitlines()]
+    assert summary["kind"] == "summary" and summary["source"] == "-" and summary["root_causes"] == [ROOT_CAUSE]
     primary = [f for f in findings if f["primary"]]
     assert [f["rule"] for f in primary] == [ROOT_CAUSE]
     assert primary[0]["source"] == "-" and primary[0]["fix"]["summary"].startswith(

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol, TextIO
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TextIO
 
 from logdoctor.redact import redact
 
@@ -12,13 +13,53 @@ if TYPE_CHECKING:  # a reporter of a clean log builds no Finding, and imports no
     from logdoctor.model import Finding
 
 
+@dataclass(frozen=True, slots=True)
+class FileSummary:
+    """What a source came to, once it has ended: a scanned file, or the pipe's and `run`'s input (source
+    `-`). Built by scan.summarize() from the Doctor; `--format json` prints it as its `summary` line."""
+
+    source: str
+    lines: int  # lines read
+    launches: int  # server launches found; 0 when the source holds no vLLM line
+    findings: int  # findings reported (updates and withdrawals not counted)
+    errors: int  # findings of severity error among them
+    vllm: bool  # the source holds a vLLM line (record prefix, traceback frame in vLLM, or a finding)
+    root_causes: tuple[str, ...]  # the rule of each launch's root cause, each once, in the order first seen
+
+    @property
+    def status(self) -> Literal["ok", "problem"]:
+        return "problem" if self.errors else "ok"
+
+
+def summary_line(summary: FileSummary) -> str:
+    """The line a person reads at the end of a source (the text reporters' file_end)."""
+    if not summary.vllm:
+        seen = "empty" if summary.lines == 0 else f"no vLLM line in {_count(summary.lines, 'line')}"
+        if summary.findings:
+            seen += f"; {_count(summary.findings, 'finding')}"
+        return f"{summary.source}: not a vLLM log ({seen})"
+    counts = ", ".join(
+        (_count(summary.lines, "line"), _count(summary.launches, "launch"), _count(summary.findings, "finding"))
+    )
+    if summary.status == "ok":
+        return f"{summary.source}: {counts}: ok"
+    causes = ", ".join(summary.root_causes)
+    return f"{summary.source}: {counts}: problem" + (f" (root cause: {causes})" if causes else "")
+
+
+def _count(n: int, noun: str) -> str:
+    plural = noun + ("es" if noun.endswith("ch") else "s")
+    return f"{n} {noun if n == 1 else plural}"
+
+
 class Reporter(Protocol):
     """A sink of findings, the last stage of every mode's pipeline (pipeline.py)."""
 
     def finding(self, finding: Finding) -> None: ...
     # A scan's files: each file's findings come between these, launch by launch as the file is read.
+    # The pipe and `run` call file_end alone, when their input ends; watch never does (a file never ends).
     def file_start(self, source: str) -> None: ...
-    def file_end(self, source: str, lines: int, launches: int, findings: int) -> None: ...
+    def file_end(self, summary: FileSummary) -> None: ...
     def close(self) -> None: ...
 
 

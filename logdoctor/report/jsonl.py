@@ -1,11 +1,12 @@
-"""`--format json`: JSON Lines, one Finding object per line (schema: `logdoctor schema`)."""
+"""`--format json`: JSON Lines, one Finding object per line, and a Summary when a source ends (schema:
+`logdoctor schema`)."""
 
 from __future__ import annotations
 
 from typing import TextIO
 
-from logdoctor.model import Finding
-from logdoctor.report import redacted
+from logdoctor.model import Finding, Summary
+from logdoctor.report import FileSummary, redacted, scrub
 
 
 class JsonReporter:
@@ -16,12 +17,23 @@ class JsonReporter:
         self.out.write(redacted(finding).model_dump_json() + "\n")
         self.out.flush()
 
-    # JSON output is findings only: a consumer filters on `source`.
+    # A source's findings, then its summary line (`kind` summary): a consumer filters on `source`.
     def file_start(self, source: str) -> None:
         pass
 
-    def file_end(self, source: str, lines: int, launches: int, findings: int) -> None:
-        pass
+    def file_end(self, summary: FileSummary) -> None:
+        line = Summary(
+            source=summary.source,
+            lines=summary.lines,
+            launches=summary.launches,
+            findings=summary.findings,
+            errors=summary.errors,
+            status=summary.status,
+            vllm=summary.vllm,
+            root_causes=list(summary.root_causes),
+        )
+        self.out.write(Summary.model_validate(scrub(line.model_dump())).model_dump_json() + "\n")
+        self.out.flush()
 
     def close(self) -> None:
         self.out.flush()

@@ -9,7 +9,7 @@ from rich.panel import Panel
 from rich.text import Text
 
 from logdoctor.model import Finding
-from logdoctor.report import UpdateFilter, redacted
+from logdoctor.report import FileSummary, UpdateFilter, redacted, summary_line
 from logdoctor.report.checklist import checklist, command_diff
 from logdoctor.report.text import TRUNCATED_NOTE, evidence_excerpt, headline, shorten, where
 
@@ -24,8 +24,8 @@ class TerminalReporter:
     def file_start(self, source: str) -> None:
         self.console.rule(source)
 
-    def file_end(self, source: str, lines: int, launches: int, findings: int) -> None:
-        self.console.rule(f"{source}: {lines} lines, {launches} launch(es), {findings} finding(s)")
+    def file_end(self, summary: FileSummary) -> None:
+        self.console.rule(Text(summary_line(summary), style="bold" if summary.vllm else "bold yellow"))
 
     def finding(self, finding: Finding) -> None:
         if not self._updates.shows(finding):

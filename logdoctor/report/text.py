@@ -5,7 +5,7 @@ from __future__ import annotations
 import textwrap
 from typing import TYPE_CHECKING, TextIO
 
-from logdoctor.report import UpdateFilter, redacted
+from logdoctor.report import FileSummary, UpdateFilter, redacted, summary_line
 from logdoctor.report.checklist import checklist, command_diff
 
 if TYPE_CHECKING:
@@ -61,8 +61,9 @@ class TextReporter:
         self.out.write(f"== {source}\n")
         self.out.flush()
 
-    def file_end(self, source: str, lines: int, launches: int, findings: int) -> None:
-        self.out.write(f"== {source}: {lines} lines, {launches} launch(es), {findings} finding(s)\n")
+    def file_end(self, summary: FileSummary) -> None:
+        self.out.write(f"== {summary_line(summary)}\n")
+        self.out.flush()
 
     def finding(self, finding: Finding) -> None:
         if not self._updates.shows(finding):
