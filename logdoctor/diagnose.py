@@ -567,3 +567,22 @@ def rank(findings: list[Finding]) -> None:
             best[key] = finding
     for finding in best.values():
         finding.primary = True
+    for finding in findings:  # a wrapper that stands alone says what would show the error it reports
+        _say_what_reveals_the_cause(finding, alone=finding.primary and finding.role == "wrapper")
+
+
+LONE_WRAPPER_STEP = (
+    "No error above it in this log is the one it reports: the cause was not captured. Keep the whole output "
+    "of every process (`vllm serve ... > server.log 2>&1`; with Ray, each node's /tmp/ray/session_latest/logs/), "
+    "or rerun with VLLM_LOGGING_LEVEL=DEBUG, and scan that log."
+)
+
+
+def _say_what_reveals_the_cause(finding: Finding, alone: bool) -> None:
+    """The first step of a wrapper that is its launch's root cause (no cause or consequence was found): what
+    would reveal the error it points at. Taken back when a cause turns up (ranking runs again)."""
+    steps = finding.fix.steps
+    if alone and steps[:1] != [LONE_WRAPPER_STEP]:
+        steps.insert(0, LONE_WRAPPER_STEP)
+    elif not alone and LONE_WRAPPER_STEP in steps:
+        steps.remove(LONE_WRAPPER_STEP)

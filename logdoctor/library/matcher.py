@@ -241,16 +241,21 @@ class Library:
         """The first message pattern (tried before the pattern of `before`, if any) whose message stands
         alone in the record, a wrapper's only when nothing else matches."""
         message = record.message
+        wrapper: Match | None = None  # the first wrapper whose message stands alone: the answer if no cause does
         for pattern in _in_order(candidates, self._message_order):
             if before is not None and pattern.order > before.pattern.order:
                 break
-            if before is None and pattern.role == "wrapper":
+            last_resort = before is None and pattern.role == "wrapper"
+            if last_resort and wrapper is not None:
                 continue
             found = self._search(pattern, message)
             if found is not None and len(message[: found.start()].split()) <= MESSAGE_LEAD_WORDS:
                 exc = RaisedException(_pydantic_type(message), message, record, records=[record])
-                return Match(pattern, _captures(found), exc, record)
-        return None
+                match = Match(pattern, _captures(found), exc, record)
+                if not last_resort:
+                    return match
+                wrapper = match
+        return wrapper
 
     def match_line(self, record: Record, skip_wrappers: bool = False) -> Match | None:
         key = (record.message, record.level, skip_wrappers)
