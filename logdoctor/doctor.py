@@ -47,6 +47,7 @@ class _Sightings:
 
 
 MAX_PROVISIONAL = 256  # provisionally closed events remembered, should one reopen
+MAX_CONTEXTS_HELD = 8  # context records (library `joins_next`) held per process for its next error
 MAX_REPEATS_KEPT = 16  # sightings remembered per error: the earliest are shown, one may be taken back
 
 
@@ -107,6 +108,11 @@ class Doctor:
         self._provisional: dict[tuple[str, int], _Early] = {}
         self._vllm_sources: set[str] = set()  # sources that showed a vLLM line
         self._tallies: dict[str, _Tally] = {}  # per source, its settled launches
+        # Context findings (library `joins_next`: vLLM's dump of the failed step) waiting for the next error
+        # of their (source, launch, process), by their first line; and, per (source, first line) of an error
+        # event, the context lines it took, so a re-diagnosis of the same event shows them again.
+        self._contexts: dict[tuple[str, int, str | None], dict[int, Finding]] = {}
+        self._joined: dict[tuple[str, int], tuple[int, list[EvidenceLine]]] = {}
 
     def feed(self, line: Line, now: float = 0.0) -> list[Finding]:
         self.lines += 1
@@ -118,11 +124,13 @@ class Doctor:
         launch = self.launches.observe(record)
         ended: list[Event] = []
         before = self._launch_of_source.get(line.source, launch)
+        release: tuple[str, int] | None = None
         if before is not launch:
             ended = self.assembler.end_source_streams(line.source)  # the launch before it is over
             self._settled.append((line.source, before.index))
+            release = (line.source, before.index)  # its context that no error followed is a finding of its own
         self._launch_of_source[line.source] = launch
-        return self._diagnose(ended + self.assembler.feed(record, now))
+        return self._diagnose(ended + self.assembler.feed(record, now), release)
 
     def skip(self, count: int) -> None:
         """`count` lines were read past unseen: a sieve (sieve.py) knew they could not matter."""
@@ -138,7 +146,7 @@ class Doctor:
         return self._diagnose(self.assembler.tick(now, hold))
 
     def flush(self) -> list[Finding]:
-        return self._diagnose(self.assembler.flush())
+        return self._diagnose(self.assembler.flush(), release_all=True)
 
     def report(self) -> list[Finding]:
         """All findings held (the input so far, less what take_settled() took), with exactly one primary
@@ -215,6 +223,8 @@ class Doctor:
         launch = (source, index)
         for where in [w for w, e in self._provisional.items() if (e.finding.source, e.finding.launch) == launch]:
             del self._provisional[where]
+        for where in [w for w, (held, _) in self._joined.items() if (w[0], held) == launch]:
+            del self._joined[where]
         self.launches.forget(source, index)
 
     @property
@@ -234,12 +244,20 @@ class Doctor:
     def pending_in(self, source: str) -> bool:
         return self.assembler.pending_in(source)
 
-    def _diagnose(self, events: list[Event]) -> list[Finding]:
+    def _diagnose(
+        self, events: list[Event], release: tuple[str, int] | None = None, release_all: bool = False
+    ) -> list[Finding]:
         """The findings these events add, then an `update` copy of each earlier finding they changed (a
-        stream reports what it knows at once and amends it; `report()` is the settled view)."""
-        if not events:
+        stream reports what it knows at once and amends it; `report()` is the settled view). `release`:
+        a launch that ended (`release_all`: the input did), whose held context followed by no error is
+        reported as itself."""
+        if not events and not (release_all and self._contexts) and not (release and self._contexts):
             return []  # most lines: nothing completed (amendments are made and sent within one call)
         new = self._new_findings(events)
+        for key in [k for k in self._contexts if release_all or k[:2] == release]:
+            for finding in self._contexts.pop(key).values():
+                if self._add(finding):
+                    new.append(finding)
         if new or self._amended or self._withdrawn:
             self._settle_primaries({(f.source, f.launch) for f in (*new, *self._amended.values(), *self._withdrawn)})
         gone = {f.id for f in self._withdrawn}
@@ -295,7 +313,7 @@ class Doctor:
                     if event.provisional and finding is not None:  # quiet again: it may reopen once more
                         self._provisional[where] = _Early(early.key, finding)
                     continue
-            if finding is None:
+            if finding is None or (finding := self._with_context(finding, event)) is None:
                 continue
             if len(self._provisional) >= MAX_PROVISIONAL:  # only the latest quiet close per stream can reopen
                 del self._provisional[next(iter(self._provisional))]
@@ -316,6 +334,50 @@ class Doctor:
             self._store(finding)
             new.append(finding)
         return new
+
+    def _add(self, finding: Finding) -> bool:
+        """A finding no event is behind any more (a released context): stored, or counted as one more
+        sighting of its error. True when it is new."""
+        seen = self._seen.get(dedupe_key(finding))
+        if seen is not None:
+            self._sighted_again(seen, finding)
+            return False
+        self._issued += 1
+        finding.id = f"f{self._issued}"
+        self._store(finding)
+        return True
+
+    def _with_context(self, finding: Finding, event: Event) -> Finding | None:
+        """Context (a pattern with `joins_next`: vLLM's dump of the step that failed) is held for the next
+        error of its process in its launch, and None returned; that error's finding shows the context's
+        first lines in its evidence. Context no error follows is released when its launch or the input
+        ends (_diagnose)."""
+        source, first = event.record.line.source, event.first_line
+        pattern = self.library.by_id.get(finding.rule)
+        if pattern is not None and pattern.joins_next:
+            if (source, first) in self._joined:
+                return None  # a context that reopened after it had joined its error
+            held = self._contexts.setdefault((source, finding.launch, finding.process), {})
+            held[first] = finding  # a context event that reopened and completed replaces its early report
+            while len(held) > MAX_CONTEXTS_HELD:
+                del held[next(iter(held))]
+            return None
+        if finding.severity != "error":
+            return finding
+        joined = self._joined.get((source, first))
+        if joined is None:
+            waiting = self._contexts.pop((source, finding.launch, finding.process), {})
+            if not waiting:
+                return finding
+            lines = [f.evidence[0] for f in waiting.values() if f.evidence]
+            joined = self._joined[(source, first)] = (finding.launch, lines)
+            for line in waiting:
+                self._joined[(source, line)] = (finding.launch, [])
+        context = joined[1]
+        if context:
+            shown = {e.line for e in context}
+            finding.evidence = [*context, *(e for e in finding.evidence if e.line not in shown)]
+        return finding
 
     def _store(self, finding: Finding) -> None:
         if finding.rule != UNRECOGNIZED:  # what the library knows is vLLM's, or what vLLM runs on

@@ -69,7 +69,8 @@ class Finding(_Model):
     source: str = Field(description="Path of the log, or `-` for standard input")
     lines: tuple[int, int] = Field(
         description="First and last line of the event that raised it (through the error it explains, if any); "
-        "`evidence` may add the error lines of other sightings beyond them"
+        "`evidence` may add the error lines of other sightings beyond them, and the first lines of the context "
+        "vLLM logged just before it (its dump of the failed step)"
     )
     launch: int = Field(description="1-based index of the launch (server start) within the source")
     process: str | None = Field(description="Process that logged it, e.g. `EngineCore pid=81390`")

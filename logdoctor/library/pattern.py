@@ -62,6 +62,7 @@ class Pattern:
         frames: str | None = None,
         alone: bool = True,
         explains: list[str] | None = None,
+        joins_next: bool = False,
         origin: str = "",
         order: int = 0,
         compiled: Any = None,  # `match` compiled already (validation compiles it to check it)
@@ -80,6 +81,8 @@ class Pattern:
         self.alone = alone
         # Rule ids of later errors in the same launch that this finding explains.
         self.explains = explains or []
+        # Context of the next error of its process: joins that finding's evidence (doctor.py).
+        self.joins_next = joins_next
         self.origin = origin  # the file the pattern came from
         self.order = order  # position in the library
         self._details: PatternDetails | int = details  # an index into _store once cached
@@ -143,7 +146,7 @@ class Pattern:
     # What the library cache (stored.py) keeps of a pattern beside its details, in this order.
     ROW = (
         *("id", "severity", "role", "priority", "where", "exception", "levels", "match", "frames", "alone"),
-        *("explains", "origin", "order"),
+        *("explains", "joins_next", "origin", "order"),
     )
 
     def row(self) -> list[Any]:

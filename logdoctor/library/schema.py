@@ -91,6 +91,10 @@ class PatternEntry(_Strict):
     # carried on from, and the error it led to): with one of them present this becomes the root cause at
     # that error's severity, and the error its consequence.
     explains: list[str] = Field(default_factory=list)
+    # Context of the error its process logs next (vLLM's dump of the failed step before the engine core's
+    # traceback): it joins that error's finding as evidence instead of being a finding of its own, and is
+    # reported as itself only when no error of its process follows in its launch.
+    joins_next: bool = False
     explanation: str
     docs: str | None = None
     fix: FixEntry
@@ -129,6 +133,8 @@ class PatternEntry(_Strict):
             raise ValueError("`levels` applies to log lines; use where = 'line' or 'any'")
         if self.role == "benign" and self.severity != "info":
             raise ValueError("a benign pattern must have severity 'info'")
+        if self.joins_next and self.severity == "error":
+            raise ValueError("a pattern that joins the next error (joins_next) is context: a warning or info")
         if self.role == "request" and self.severity == "error":
             raise ValueError("a request pattern (one failed request; the server lives on) is a warning, not an error")
         return self
@@ -155,6 +161,7 @@ class PatternEntry(_Strict):
             frames=self.frames,
             alone=self.alone,
             explains=list(self.explains),
+            joins_next=self.joins_next,
             details=details,
             origin=origin,
             compiled=self._compiled,
