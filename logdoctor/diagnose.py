@@ -571,6 +571,30 @@ def rank(findings: list[Finding]) -> None:
         _say_what_reveals_the_cause(finding, alone=finding.primary and finding.role == "wrapper")
 
 
+def never_started(finding: Finding, pattern: Pattern, launch: Launch, captures: dict[str, str]) -> None:
+    """A wait that blocks start-up (library `blocks_start`) is where the input ended, in a launch that never
+    served and logged no error: the server never started, and this is why. An error, told with the last
+    sighting's values and, when the header shows them, the GPUs the launch asked for."""
+    if finding.severity == "error" and finding.role == "cause":
+        return  # said already
+    finding.severity, finding.role = "error", "cause"
+    title = render(pattern.title, captures)
+    finding.title = f"The server never started: the log ends while {title[:1].lower()}{title[1:]}"
+    finding.explanation += (
+        " The log ends here: the launch never reached serving (no 'Application startup complete') and logged "
+        "no error, so this wait is why it never started."
+    )
+    config = launch.config
+    tp, pp = config.value("tensor_parallel_size"), config.value("pipeline_parallel_size")
+    if isinstance(tp, int) or isinstance(pp, int):
+        tp, pp = tp if isinstance(tp, int) else 1, pp if isinstance(pp, int) else 1
+        asked = f"This launch needs {tp * pp} GPUs (--tensor-parallel-size {tp} x --pipeline-parallel-size {pp})"
+        bundles = captures.get("specs", "").count("'GPU'")
+        if bundles:
+            asked += f" and asked Ray for {bundles} GPU bundles"
+        finding.fix.steps.insert(0, f"{asked}: compare with the free GPUs `ray status` shows.")
+
+
 LONE_WRAPPER_STEP = (
     "No error above it in this log is the one it reports: the cause was not captured. Keep the whole output "
     "of every process (`vllm serve ... > server.log 2>&1`; with Ray, each node's /tmp/ray/session_latest/logs/), "

@@ -3,6 +3,7 @@
     feed(line, now)  -> findings completed by this line
     tick(now)        -> findings completed because their stream has been quiet long enough
     flush()          -> findings still pending at the end of input
+    end_of_input()   -> what the input's end itself means (after flush; not for a file that may grow)
     report()         -> every finding, ranked once more with the whole input known
     take_settled()   -> the findings of launches that can change no more, ranked, and forgotten
 
@@ -22,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from logdoctor import records
 from logdoctor.assemble import Assembler, Event
-from logdoctor.diagnose import UNRECOGNIZED, dedupe_key, diagnose, error_lines, rank
+from logdoctor.diagnose import UNRECOGNIZED, dedupe_key, diagnose, error_lines, never_started, rank
 from logdoctor.framing import Line
 from logdoctor.launch.tracker import Launch, LaunchTracker
 from logdoctor.library.matcher import Library
@@ -113,6 +114,9 @@ class Doctor:
         # event, the context lines it took, so a re-diagnosis of the same event shows them again.
         self._contexts: dict[tuple[str, int, str | None], dict[int, Finding]] = {}
         self._joined: dict[tuple[str, int], tuple[int, list[EvidenceLine]]] = {}
+        # Per (source, launch), the last sighting of a wait that blocks start-up (library `blocks_start`):
+        # its finding's dedupe key, its line and its captures.
+        self._blocking: dict[tuple[str, int], tuple[tuple[object, ...], int, dict[str, str]]] = {}
 
     def feed(self, line: Line, now: float = 0.0) -> list[Finding]:
         self.lines += 1
@@ -147,6 +151,25 @@ class Doctor:
 
     def flush(self) -> list[Finding]:
         return self._diagnose(self.assembler.flush(), release_all=True)
+
+    def end_of_input(self) -> list[Finding]:
+        """The input has ended for good (scan, the pipe, run; not watch, whose files may grow): a launch
+        that never served, logged no error, and whose last vLLM record is a wait that blocks start-up
+        (Ray's placement group) never started, and that wait is its error. Call after flush()."""
+        for source, launch in self._launch_of_source.items():
+            blocking = self._blocking.get((source, launch.index))
+            held = self._by_launch.get((source, launch.index), [])
+            if blocking is None or launch.ready_line is not None or any(f.severity == "error" for f in held):
+                continue
+            key, last, captures = blocking
+            seen = self._seen.get(key)
+            if seen is None or launch.last_record_line > last:  # it went on after the wait
+                continue
+            pattern = self.library.by_id.get(seen.best.rule)
+            if pattern is not None:
+                never_started(seen.best, pattern, launch, captures)
+                self._amend(seen.best)
+        return self._diagnose([])
 
     def report(self) -> list[Finding]:
         """All findings held (the input so far, less what take_settled() took), with exactly one primary
@@ -225,6 +248,7 @@ class Doctor:
             del self._provisional[where]
         for where in [w for w, (held, _) in self._joined.items() if (w[0], held) == launch]:
             del self._joined[where]
+        self._blocking.pop(launch, None)
         self.launches.forget(source, index)
 
     @property
@@ -251,7 +275,7 @@ class Doctor:
         stream reports what it knows at once and amends it; `report()` is the settled view). `release`:
         a launch that ended (`release_all`: the input did), whose held context followed by no error is
         reported as itself."""
-        if not events and not (release_all and self._contexts) and not (release and self._contexts):
+        if not events and not self._amended and not (self._contexts and (release_all or release)):
             return []  # most lines: nothing completed (amendments are made and sent within one call)
         new = self._new_findings(events)
         for key in [k for k in self._contexts if release_all or k[:2] == release]:
@@ -315,6 +339,7 @@ class Doctor:
                     continue
             if finding is None or (finding := self._with_context(finding, event)) is None:
                 continue
+            self._note_blocking(finding, event)
             if len(self._provisional) >= MAX_PROVISIONAL:  # only the latest quiet close per stream can reopen
                 del self._provisional[next(iter(self._provisional))]
             key = dedupe_key(finding)
@@ -334,6 +359,12 @@ class Doctor:
             self._store(finding)
             new.append(finding)
         return new
+
+    def _note_blocking(self, finding: Finding, event: Event) -> None:
+        pattern = self.library.by_id.get(finding.rule)
+        if pattern is not None and pattern.blocks_start:
+            where = (finding.source, finding.launch)
+            self._blocking[where] = (dedupe_key(finding), event.last_line, dict(finding.captures))
 
     def _add(self, finding: Finding) -> bool:
         """A finding no event is behind any more (a released context): stored, or counted as one more

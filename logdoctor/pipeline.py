@@ -110,3 +110,8 @@ class Pipeline:
     def flush(self) -> None:
         """The input ended: every open event is complete."""
         self.deliver(self.doctor.flush)
+
+    def end(self) -> None:
+        """After flush, when the input has ended for good (scan, the pipe, run; not watch, whose files may
+        grow): what the end itself means (Doctor.end_of_input: a launch that never started)."""
+        self.deliver(self.doctor.end_of_input)

@@ -53,6 +53,7 @@ def stream_file(
     finally:  # a file that fails to read part way: what was read is reported, then the error
         channel.close()
         pipeline.flush()
+        pipeline.end()
         report(doctor.take_settled() + doctor.report())
     return doctor
 

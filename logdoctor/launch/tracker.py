@@ -71,6 +71,7 @@ class Launch:
     failed_line: int | None = None  # the first error or traceback: a version line after it is a restart
     stopped_line: int | None = None  # shutdown complete: what fails after it is the next launch
     processes: set[str] = field(default_factory=set)  # the process labels its records carried
+    last_record_line: int = 0  # the last vLLM record read (a reader that skips lines sees fewer)
 
     def stopping_at(self, line_number: int) -> bool:
         """Was the server, once up, already shutting down on purpose at this line?"""
@@ -102,10 +103,10 @@ class LaunchTracker:
         if record.kind != "vllm":
             return current
         fact = parse_header_line(message)
-        if fact is None:
-            return current
-        current = self._launch_for_fact(launches, current, fact, record)
-        _apply_fact(current, fact, record)
+        if fact is not None:
+            current = self._launch_for_fact(launches, current, fact, record)
+            _apply_fact(current, fact, record)
+        current.last_record_line = record.line.number
         return current
 
     def _starts_after_stop(self, current: Launch, record: Record) -> bool:

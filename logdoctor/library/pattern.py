@@ -63,6 +63,7 @@ class Pattern:
         alone: bool = True,
         explains: list[str] | None = None,
         joins_next: bool = False,
+        blocks_start: bool = False,
         origin: str = "",
         order: int = 0,
         compiled: Any = None,  # `match` compiled already (validation compiles it to check it)
@@ -83,6 +84,8 @@ class Pattern:
         self.explains = explains or []
         # Context of the next error of its process: joins that finding's evidence (doctor.py).
         self.joins_next = joins_next
+        # A wait that keeps the server from starting: an error when the input ends in it (doctor.py).
+        self.blocks_start = blocks_start
         self.origin = origin  # the file the pattern came from
         self.order = order  # position in the library
         self._details: PatternDetails | int = details  # an index into _store once cached
@@ -146,7 +149,7 @@ class Pattern:
     # What the library cache (stored.py) keeps of a pattern beside its details, in this order.
     ROW = (
         *("id", "severity", "role", "priority", "where", "exception", "levels", "match", "frames", "alone"),
-        *("explains", "joins_next", "origin", "order"),
+        *("explains", "joins_next", "blocks_start", "origin", "order"),
     )
 
     def row(self) -> list[Any]:

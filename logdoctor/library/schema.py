@@ -95,6 +95,10 @@ class PatternEntry(_Strict):
     # traceback): it joins that error's finding as evidence instead of being a finding of its own, and is
     # reported as itself only when no error of its process follows in its launch.
     joins_next: bool = False
+    # A wait the server cannot leave by itself (Ray's placement group): when the input ends (scan, the pipe,
+    # run; not watch, whose files may grow) in a launch that never served and logged no error, with no vLLM
+    # record after its last sighting, the finding becomes an error: the server never started.
+    blocks_start: bool = False
     explanation: str
     docs: str | None = None
     fix: FixEntry
@@ -162,6 +166,7 @@ class PatternEntry(_Strict):
             alone=self.alone,
             explains=list(self.explains),
             joins_next=self.joins_next,
+            blocks_start=self.blocks_start,
             details=details,
             origin=origin,
             compiled=self._compiled,

@@ -118,20 +118,25 @@ def print_notice(message: str) -> None:
 
 
 class UpdateFilter:
-    """For people, a stream's amendments are noise (one more rank saw the error) except one: a finding
-    reported earlier is now the root cause. Says which updates a text reporter shows."""
+    """For people, a stream's amendments are noise (one more rank saw the error) except two: a finding
+    reported earlier is now the root cause, or it is now an error (the input ended in a wait that kept the
+    server from starting). Says which updates a text reporter shows."""
 
     def __init__(self) -> None:
         self._shown_as_root: set[str] = set()
+        self._shown_as_error: set[str] = set()
 
     def shows(self, finding: Finding) -> bool:
         if finding.kind == "withdrawn":
             return False  # an early report taken back: text cannot unprint it, and must not print it as new
+        became_error = finding.severity == "error" and finding.id not in self._shown_as_error
+        if finding.severity == "error":
+            self._shown_as_error.add(finding.id)
         if finding.kind != "update":
             if finding.primary:
                 self._shown_as_root.add(finding.id)
             return True
-        if finding.primary and finding.id not in self._shown_as_root:
+        if finding.primary and (finding.id not in self._shown_as_root or became_error):
             self._shown_as_root.add(finding.id)
             return True
         return False

@@ -252,6 +252,7 @@ def pump_command(
     for channel in channels.values():
         channel.close(now)
     pipeline.flush()
+    pipeline.end()
     release(now, force=True)
     return guard
 

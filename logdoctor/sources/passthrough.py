@@ -57,6 +57,7 @@ def pump(
         channel.feed(data, time.monotonic())
     channel.close()
     pipeline.flush()
+    pipeline.end()
     return guard
 
 
