@@ -70,6 +70,7 @@ class Outcome:
     errors: int  # findings of severity error
     vllm: bool  # a vLLM line was seen: a record prefix, a traceback frame in vLLM, or a finding
     root_causes: tuple[str, ...]  # the rule of each launch's primary finding, each once, in launch order
+    serving: bool | None  # the last launch reached serving; None when its header shows no API server
 
 
 @dataclass(slots=True)
@@ -215,7 +216,10 @@ class Doctor:
             findings += len(ranked)
             errors += sum(f.severity == "error" for f in ranked)
             causes += [f.rule for f in ranked if f.primary]
+        held_launches = self.launches.launches(source)
+        last = held_launches[-1] if held_launches else None
         return Outcome(
+            serving=None if last is None or not last.server else last.ready_line is not None,
             launches=self.launches.count(source),
             findings=findings,
             errors=errors,

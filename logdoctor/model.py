@@ -107,6 +107,12 @@ class Summary(_Model):
         default_factory=list, description="The rule of each launch's root cause (`primary`), each rule once, in "
         "the order first seen"
     )
+    serving: bool | None = Field(
+        default=None,
+        description="The last launch reached serving (`Application startup complete`); false when the log ends "
+        "before (a server still starting, or one that died without an error line); null when its header shows "
+        "no API server (an excerpt, an offline `LLM(...)` script) or the source holds no vLLM line",
+    )
 
 
 def json_lines_schema() -> dict[str, object]:

@@ -72,6 +72,7 @@ def summarize(doctor: Doctor, source: str) -> FileSummary:
         errors=outcome.errors,
         vllm=outcome.vllm,
         root_causes=outcome.root_causes,
+        serving=outcome.serving if outcome.vllm else None,
     )
 
 

@@ -61,6 +61,20 @@ def test_a_healthy_log_is_ok_with_no_root_cause(library: Library) -> None:
     assert (summary.status, summary.launches, summary.root_causes, summary.vllm) == ("ok", 1, (), True)
 
 
+def test_the_summary_says_whether_the_last_launch_reached_serving(library: Library) -> None:
+    ready = "(APIServer pid=1) INFO:     Application startup complete."
+    for texts, serving in (
+        ([VERSION, VLLM_INFO, ready], True),
+        ([VERSION, "(APIServer pid=1) INFO 11-30 19:41:01 [loader.py:1] Loading weights took 3.1 seconds"], False),
+        ([VERSION, ready, VERSION], False),  # a restart still starting
+        ([VLLM_INFO], None),  # an excerpt: no API server's header
+        (["hello"], None),  # not a vLLM log
+    ):
+        doctor = Doctor(library)
+        feed_all(doctor, texts)
+        assert summarize(doctor, "-").serving is serving, texts
+
+
 def test_vllm_lines_the_sieve_skips_still_count(library: Library, tmp_path: Path) -> None:
     # Over a megabyte the sieve reads only the lines a pattern could match (and a sample for the framing):
     # a long log whose only vLLM line is skipped is still a vLLM log; without it, it is not one.
@@ -97,7 +111,9 @@ def test_the_summary_line_a_person_reads() -> None:
     assert line(lines=0, launches=0, vllm=False) == "s.log: not a vLLM log (empty)"
     assert line(lines=7, launches=0, vllm=False) == "s.log: not a vLLM log (no vLLM line in 7 lines)"
     assert line(lines=7, launches=0, vllm=False, findings=1) == "s.log: not a vLLM log (no vLLM line in 7 lines; 1 finding)"
-    problem = line(lines=9, launches=2, findings=3, errors=1, root_causes=("memory.cuda-oom",))
+    starting = line(serving=False)
+    assert starting == "s.log: 1 line, 1 launch, 0 findings: ok; the last launch had not reached serving when the log ends"
+    problem = line(lines=9, launches=2, findings=3, errors=1, root_causes=("memory.cuda-oom",), serving=False)
     assert problem == "s.log: 9 lines, 2 launches, 3 findings: problem (root cause: memory.cuda-oom)"
 
 
@@ -137,6 +153,7 @@ def test_scan_json_ends_every_file_with_its_summary(tmp_path: Path) -> None:
         "status": "problem",
         "vllm": True,
         "root_causes": ["memory.kv-cache-too-small"],
+        "serving": False,  # the engine core died while starting
     }
     assert app == {
         "kind": "summary",
@@ -148,6 +165,7 @@ def test_scan_json_ends_every_file_with_its_summary(tmp_path: Path) -> None:
         "status": "ok",
         "vllm": False,
         "root_causes": [],
+        "serving": None,
     }
 
 

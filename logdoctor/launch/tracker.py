@@ -72,6 +72,7 @@ class Launch:
     stopped_line: int | None = None  # shutdown complete: what fails after it is the next launch
     processes: set[str] = field(default_factory=set)  # the process labels its records carried
     last_record_line: int = 0  # the last vLLM record read (a reader that skips lines sees fewer)
+    server: bool = False  # its header is an API server's (version line, arguments line): it should serve
 
     def stopping_at(self, line_number: int) -> bool:
         """Was the server, once up, already shutting down on purpose at this line?"""
@@ -216,6 +217,8 @@ def _apply_fact(launch: Launch, fact: HeaderFact, record: Record) -> None:
     origin = Origin(kind="log", where=f"{line.source}:{line.number} ({fact.kind.replace('_', ' ')})")
     config = launch.config
     values = fact.values
+    if fact.kind in ("version", *_USER_ARGS):
+        launch.server = True
     if fact.kind == "version":
         launch.version = str(values.get("vllm_version") or launch.version or "") or None
         launch.model = str(values.get("model") or launch.model or "") or None

@@ -25,6 +25,7 @@ class FileSummary:
     errors: int  # findings of severity error among them
     vllm: bool  # the source holds a vLLM line (record prefix, traceback frame in vLLM, or a finding)
     root_causes: tuple[str, ...]  # the rule of each launch's root cause, each once, in the order first seen
+    serving: bool | None = None  # the last launch reached serving; None: its header shows no API server
 
     @property
     def status(self) -> Literal["ok", "problem"]:
@@ -42,7 +43,10 @@ def summary_line(summary: FileSummary) -> str:
         (_count(summary.lines, "line"), _count(summary.launches, "launch"), _count(summary.findings, "finding"))
     )
     if summary.status == "ok":
-        return f"{summary.source}: {counts}: ok"
+        # With no error, a log that ends before its server served is a snapshot of one still starting, or of
+        # one that died without a word (the OOM killer's SIGKILL): said, not judged.
+        starting = "; the last launch had not reached serving when the log ends" if summary.serving is False else ""
+        return f"{summary.source}: {counts}: ok{starting}"
     causes = ", ".join(summary.root_causes)
     return f"{summary.source}: {counts}: problem" + (f" (root cause: {causes})" if causes else "")
 

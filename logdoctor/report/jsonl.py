@@ -31,6 +31,7 @@ class JsonReporter:
             status=summary.status,
             vllm=summary.vllm,
             root_causes=list(summary.root_causes),
+            serving=summary.serving,
         )
         self.out.write(Summary.model_validate(scrub(line.model_dump())).model_dump_json() + "\n")
         self.out.flush()
