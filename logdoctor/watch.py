@@ -44,7 +44,9 @@ def watch(
             serve(metrics, metrics_port)
         except OSError as exc:
             print(
-                f"logdoctor watch: cannot serve metrics on port {metrics_port}: {exc.strerror or exc}", file=sys.stderr
+                f"logdoctor watch: cannot serve metrics on port {metrics_port}: {exc.strerror or exc};"
+                " give another --metrics-port",
+                file=sys.stderr,
             )
             return EXIT_USAGE
 
