@@ -215,7 +215,7 @@ def build_parser() -> Parser:
 
 # Commands whose last positional takes any number of values: `scan a.log --format json b.log` reads both
 # files (argparse alone would take a.log, then call b.log an unrecognized argument).
-_MANY_PATHS = {"scan": "paths", "watch": "paths"}
+_MANY_PATHS = {"scan": "paths", "watch": "paths", "patterns": "dirs"}
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -474,10 +474,19 @@ def cmd_explain(args: argparse.Namespace) -> int:
     if library is None:
         return EXIT_USAGE
     pattern = library.by_id.get(args.pattern_id)
+    areas: dict[str, int] = {}
+    if pattern is None and (surface := library.surface()) is not None:
+        for entry in surface.entries():
+            areas[f"vllm.{entry.area}"] = areas.get(f"vllm.{entry.area}", 0) + 1
+        if args.pattern_id in areas:
+            from logdoctor.library.docs import surface_page
+
+            _show_page(surface_page(args.pattern_id.removeprefix("vllm."), areas[args.pattern_id]))
+            return EXIT_OK
     if pattern is None:
         import difflib
 
-        close = difflib.get_close_matches(args.pattern_id, [*library.by_id, UNRECOGNIZED], n=3)
+        close = difflib.get_close_matches(args.pattern_id, [*library.by_id, UNRECOGNIZED, *areas], n=3)
         hint = f"; did you mean {', '.join(close)}?" if close else "; `logdoctor patterns` lists them"
         print(f"logdoctor explain: no pattern {args.pattern_id!r}{hint}", file=sys.stderr)
         return EXIT_USAGE

@@ -363,6 +363,12 @@ def test_explain_knows_unrecognized() -> None:
     assert "VLLM_LOGGING_LEVEL=DEBUG" in out and "--patterns" in out
 
 
+def test_explain_knows_the_rules_of_the_surface_index() -> None:
+    proc = run("explain", "vllm.kv-cache")
+    assert proc.returncode == 0 and proc.stdout.decode().startswith("## vllm.kv-cache")
+    one_line_usage_error(run("explain", "vllm.kvcache"), "did you mean vllm.kv-cache")
+
+
 def test_explain_prints_markdown_text_off_a_terminal() -> None:
     out = run("explain", ROOT_CAUSE).stdout.decode()
     assert out.startswith(f"## {ROOT_CAUSE}") and "### Fix" in out and "\x1b[" not in out

@@ -165,3 +165,35 @@ def pattern_record(library: Library, pattern: Pattern) -> dict[str, object]:
         "docs": pattern.docs,
         "rule_sets": rule_sets_of(library, pattern.id),
     }
+
+
+def surface_page(area: str, messages: int) -> str:
+    """`logdoctor explain vllm.AREA`: the rule of a vLLM message no pattern knows and the index of vLLM's
+    error surface places (diagnose.py's _surface_finding)."""
+    return f"""## vllm.{area}
+
+**A vLLM message that no pattern knows, placed by vLLM's own source ({area})**
+
+Severity: as for `unrecognized`, error when the error stopped the server. Role: cause (request for a
+request handler's error).
+
+### What it means
+
+No pattern of the library knows this error, but the index of vLLM's error surface does: every `raise` and
+error log of the released wheels (`logdoctor/surface/vllm-surface.json.gz`, built by
+`bench/surface/build_index.py`). The finding says where vLLM raises or logs the message (file, line,
+function), the `if` that guards it, the `vllm serve` flags and environment variables it reads, and the
+releases that have it ("removed in 0.20"). `{area}` is the part of vLLM it comes from; the index holds
+{messages} messages of that area.
+
+### Fix
+
+1. The finding's fix names the flags and the condition to change, and links vLLM's check in its source.
+2. When a later release no longer has the message, the finding says so: upgrading may avoid it.
+3. Otherwise as for any unknown error (`logdoctor explain unrecognized`): search vLLM's issues for the
+   message, rerun with `VLLM_LOGGING_LEVEL=DEBUG`, and once the cause is known, add a pattern.
+
+### Where it comes from
+
+`logdoctor/diagnose.py`, from the index's entry for the message.
+"""

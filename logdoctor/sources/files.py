@@ -41,7 +41,8 @@ def log_files(folder: Path, rotated: bool = True) -> list[Path]:
     """The log files below a folder, at any depth, sorted: `*.log`, and with `rotated` (scan) their rotated
     copies as well; `watch` follows the current files and reads a rotated copy only as the continuation
     of its file (follow.py)."""
-    return sorted(p for p in folder.rglob("*.log*") if is_log_name(p.name, rotated) and p.is_file())
+    candidates = folder.rglob("*.log*" if rotated else "*.log")
+    return sorted(p for p in candidates if is_log_name(p.name, rotated) and p.is_file())
 
 
 def rotated_copies(path: Path) -> list[Path]:
@@ -85,11 +86,15 @@ def expand(paths: list[str]) -> list[Path]:
         if raw == STDIN:
             if Path(STDIN) in found:
                 raise InputError("-: standard input can be read only once")
-            if sys.stdin is None or sys.stdin.isatty():
+            if sys.stdin is None:
+                raise InputError("-: standard input is closed")
+            if sys.stdin.isatty():
                 raise InputError("-: standard input is a terminal; pipe a log in: `cat server.log | logdoctor scan -`")
             found.append(Path(STDIN))
             continue
         path = Path(raw)
+        if str(path) == STDIN:  # `./-`, a file named `-`: Path drops the `./`, and `-` is standard input
+            path = path.absolute()
         if path.is_dir():
             logs = log_files(path)
             if not logs:
