@@ -241,6 +241,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         where.error(f"--patterns does not apply to {command}")
     args.format = getattr(args, "sub_format", None) or args.format or _DEFAULT_FORMAT.get(command or "", "text")
     args.patterns = [*args.patterns, *getattr(args, "sub_patterns", [])]
+    if command == "patterns":
+        listing = [name for name, value in (("--family", args.family), ("--grep", args.grep)) if value is not None]
+        if args.format == "json":
+            listing.append("--format json")
+        mode = "patterns test" if args.action == "test" else "patterns --markdown" if args.markdown else None
+        if mode is not None and listing:
+            where.error(f"{listing[0]} does not apply to `{mode}`")
     return args
 
 

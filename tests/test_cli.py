@@ -194,6 +194,8 @@ def test_explain_reads_patterns_the_same_in_either_position(tmp_path: Path) -> N
         (["explain", "unrecognised"], ["did you mean unrecognized"]),
         (["patterns", "--family", "memry"], ["memry", "memory"]),
         (["completion", "tcsh"], ["tcsh", "bash"]),
+        (["patterns", "test", "--format", "json"], ["--format json", "patterns test"]),
+        (["patterns", "--markdown", "--family", "memory"], ["--family", "patterns --markdown"]),
         (["--format", "json", "explain", "memory.kv-cache-too-small"], ["--format does not apply to explain"]),
         (["--format", "json", "schema"], ["--format does not apply to schema"]),
     ],
