@@ -161,6 +161,29 @@ def test_explain_reads_patterns_the_same_in_either_position(tmp_path: Path) -> N
     assert b"A zebra exploded" in after.stdout
 
 
+@pytest.mark.parametrize("position", ["before", "after"])
+def test_watch_reads_patterns_given_on_either_side_of_the_command(position: str, tmp_path: Path) -> None:
+    # watch used to drop a --patterns given before it (its own copy of the option replaced the top level's).
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "vllm.log").write_bytes(ZEBRA_LOG)
+    mine = ["--patterns", str(user_patterns(tmp_path))]
+    argv = [*mine, "watch", str(logs)] if position == "before" else ["watch", str(logs), *mine]
+    out = tmp_path / "out.jsonl"
+    with out.open("wb") as sink:
+        proc = subprocess.Popen([logdoctor_exe(), *argv, "--poll", "0.05"], stdout=sink, stderr=subprocess.PIPE)
+        try:
+            deadline = time.monotonic() + 30
+            while b"mine.zebra" not in out.read_bytes():
+                assert proc.poll() is None, proc.stderr.read() if proc.stderr else b""
+                assert time.monotonic() < deadline, "watch did not report the user's pattern"
+                time.sleep(0.02)
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
+    assert proc.returncode == 0
+
+
 # --- every bad input: one line, exit 2 -------------------------------------------------------------------
 
 
@@ -489,6 +512,25 @@ def test_bash_completion_offers_commands_options_and_values(tmp_path: Path) -> N
     assert _bash_complete(script, ["logdoctor", "completion", "z"]) == ["zsh"]
     assert "unrecognized" in _bash_complete(script, ["logdoctor", "explain", "unr"])
     assert ROOT_CAUSE in _bash_complete(script, ["logdoctor", "explain", "memory.kv-cache-too"])
+
+
+def test_fish_completion_offers_commands_options_and_values(tmp_path: Path) -> None:
+    fish = shutil.which("fish")
+    if fish is None:
+        pytest.skip("fish is not installed")
+    script = tmp_path / "logdoctor.fish"
+    script.write_bytes(run("completion", "fish").stdout)
+    env = {**os.environ, "PATH": str(Path(logdoctor_exe()).parent) + os.pathsep + os.environ.get("PATH", "")}
+
+    def offered(line: str) -> list[str]:
+        program = f"source {script}; complete -C '{line}'"
+        out = subprocess.run([fish, "-c", program], capture_output=True, timeout=60, env=env, check=True).stdout
+        return [entry.split("\t")[0] for entry in out.decode().splitlines()]
+
+    assert offered("logdoctor sc") == ["scan", "schema"]
+    assert offered("logdoctor watch --po") == ["--poll"]
+    assert sorted(offered("logdoctor scan --format ")) == ["json", "text"]
+    assert ROOT_CAUSE in offered("logdoctor explain memory.kv-cache-too")
 
 
 def test_the_completion_module_reads_every_command_of_the_parser() -> None:
