@@ -36,6 +36,12 @@ def _add_common(parser: argparse.ArgumentParser, top: bool = False) -> None:
         metavar="DIR",
         help="extra pattern files or folders (repeatable; also $LOGDOCTOR_PATTERNS)",
     )
+    parser.add_argument(
+        "--verbose",
+        action="store_true",
+        default=False if top else argparse.SUPPRESS,
+        help="text: every detail of every finding (evidence, the whole explanation, every rule)",
+    )
 
 
 # The format of a command whose user chose none.
@@ -148,7 +154,7 @@ def cmd_pipe(args: argparse.Namespace) -> int:
     from logdoctor.report import make_reporter
     from logdoctor.sources.passthrough import pump
 
-    reporter = make_reporter(args.format, sys.stderr)
+    reporter = make_reporter(args.format, sys.stderr, verbose=args.verbose, live=True)
     doctor = Doctor(library, on_internal_error=library.on_notice)
     pump(doctor, reporter.finding, sys.stdin.fileno(), sys.stdout.fileno())
     with contextlib.suppress(OSError, ValueError):  # stderr may be gone; the exit status still counts
@@ -170,7 +176,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
     from logdoctor.report import make_reporter
     from logdoctor.scan import scan_paths
 
-    reporter = make_reporter(args.format, sys.stdout)
+    reporter = make_reporter(args.format, sys.stdout, verbose=args.verbose)
     total = sum(p.stat().st_size for p in paths)
     threshold = int(os.environ.get(PROGRESS_ENV, PROGRESS_MIN_BYTES))
     progress = args.format == "text" and sys.stderr.isatty() and total >= threshold
@@ -240,7 +246,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         except OSError as exc:
             print(f"logdoctor run: cannot create the report {args.report}: {exc.strerror or exc}", file=sys.stderr)
             return EXIT_USAGE
-    reporter = make_reporter(args.format, sys.stderr)
+    reporter = make_reporter(args.format, sys.stderr, verbose=args.verbose, live=True)
     doctor = Doctor(library, on_internal_error=library.on_notice)
 
     def emit(finding: Finding) -> None:

@@ -34,7 +34,7 @@ def watch(
     except StateError as exc:
         print(f"logdoctor watch: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    reporter = make_reporter(fmt, out)
+    reporter = make_reporter(fmt, out, live=True)
     metrics = None
     if metrics_port is not None:
         from logdoctor.metrics import Metrics, serve
