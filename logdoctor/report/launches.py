@@ -13,6 +13,7 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import PurePath
 from typing import TYPE_CHECKING
 
 from logdoctor.report import UpdateFilter, redacted
@@ -76,7 +77,12 @@ class LaunchReporter(ABC):
     def file_end(self, source: str, lines: int, launches: int, findings: int) -> None:
         self._end_launch()
         self._end_repeats()
-        title = f"summary: {source}: {plural(lines, 'line')}, {plural(launches, 'launch')}, {plural(findings, 'finding')}"
+        counts = f"{plural(lines, 'line')}, {plural(launches, 'launch')}, {plural(findings, 'finding')}"
+        title = f"summary: {source}: {counts}"
+        if len(title) + 4 > self.layout.width:  # the file's first line names it
+            title = f"summary: {PurePath(source).name}: {counts}"
+        if len(title) + 4 > self.layout.width:
+            title = f"summary: {counts}"
         self._summary(title)
         self._failures = []
         self._printed_signature = None
@@ -133,7 +139,11 @@ class LaunchReporter(ABC):
         if root is not None:
             out += self.layout.root_cause(root)
         for f in others:
-            out += self.layout.root_cause(f, tag=self._tag(f)) if self.layout.verbose else [self.layout.one_line(f)]
+            out += (
+                self.layout.root_cause(f, tag=self._tag(f))
+                if self.layout.verbose
+                else self.layout.fit(self.layout.one_line(f), "      ")
+            )
         rules_shown = root is not None and bool(root.constraints)
         if not rules_shown:  # a feature's rules carried by a finding that is not the root cause: once
             carrier = next((f for f in findings if f.constraints), None)
@@ -149,7 +159,9 @@ class LaunchReporter(ABC):
 
     @staticmethod
     def _tag(finding: Finding) -> str:
-        return {"wrapper": "reports an error logged above", "consequence": "follows from the above"}.get(finding.role, "")
+        return {"wrapper": "reports an error logged above", "consequence": "follows from the above"}.get(
+            finding.role, ""
+        )
 
     # -- live: each finding as it lands
 
@@ -162,9 +174,9 @@ class LaunchReporter(ABC):
             self.write([*self.layout.root_cause(f), []])
             self._failures.append(_Failure(f, [f.launch]))
         elif f.severity == "error":
-            self.write([self.layout.headline(f, tag=self._tag(f)), self.layout.one_line(f)])
+            self.write([self.layout.headline(f, tag=self._tag(f)), *self.layout.fit(self.layout.one_line(f), "      ")])
         else:  # a warning as it lands: one line (a scan groups them at the end of their launch)
-            self.write([[("logdoctor: ", "dim"), *self.layout.warning(f)[1:]]])
+            self.write(self.layout.fit([("logdoctor: ", "dim"), *self.layout.warning(f)[1:]], "      "))
             self._any_warning = True
 
     # -- the summary, last on screen

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from logdoctor.model import ConstraintResult, EvidenceLine, Finding
 
 Segment = tuple[str, str]  # (text, rich style or "")
+MARKER = "marker"  # a segment that says in plain text what colour says on a terminal, which drops it
 Line = list[Segment]
 
 MEANING_LINES = 3
@@ -107,6 +108,33 @@ def shorten(text: str, width: int) -> str:
     return text if len(text) <= width else text[: max(width - 1, 1)] + "…"
 
 
+def wrap_segments(line: Line, width: int, indent: str) -> list[Line]:
+    """A styled line cut into rows of `width` at blanks, each row after the first indented. A word may
+    span segments (`{+` `--flag` `+}`) and stays whole; one longer than a row (a JSON option) is cut."""
+    words: list[Line] = [[]]
+    for text, style in line:
+        for piece in re.split(r"(?<= )", text):
+            if piece:
+                words[-1].append((piece, style))
+                if piece.endswith(" "):
+                    words.append([])
+    rows: list[Line] = [[]]
+    used = 0
+    for word in words:
+        if used + len(plain(word).rstrip()) > width and used > len(indent) and rows[-1]:
+            rows.append([(indent, "")])
+            used = len(indent)
+        for text, style in word:
+            while used + len(text.rstrip()) > width and width - used > 0 and len(text.rstrip()) > width - len(indent):
+                rows[-1].append((text[: width - used], style))
+                text = text[width - used :]
+                rows.append([(indent, "")])
+                used = len(indent)
+            rows[-1].append((text, style))
+            used += len(text)
+    return [_trim(row) if row else row for row in rows]
+
+
 @dataclass(frozen=True)
 class Layout:
     width: int = 100
@@ -162,7 +190,10 @@ class Layout:
             label = f"line {error_line_number(finding)}: "
             lines = self._wrap(redact(error), "  ", label)
             if len(lines) > MEANING_LINES and not self.verbose:
-                lines = [*lines[: MEANING_LINES - 1], shorten(lines[MEANING_LINES - 1] + " " + lines[MEANING_LINES], self.width - 1)]
+                lines = [
+                    *lines[: MEANING_LINES - 1],
+                    shorten(lines[MEANING_LINES - 1] + " " + lines[MEANING_LINES], self.width - 1),
+                ]
                 lines[-1] = lines[-1] if lines[-1].endswith("…") else lines[-1] + "…"
             out.append([(lines[0][: len(label) + 2], "dim"), (lines[0][len(label) + 2 :], "bold")])
             out += [[(line, "bold")] for line in lines[1:]]
@@ -191,7 +222,10 @@ class Layout:
         return out
 
     def fix(self, finding: Finding) -> list[Line]:
-        out = [[(line, "bold green" if n == 0 else "green")] for n, line in enumerate(self._wrap(finding.fix.summary, "  ", "Fix: "))]
+        out = [
+            [(line, "bold green" if n == 0 else "green")]
+            for n, line in enumerate(self._wrap(finding.fix.summary, "  ", "Fix: "))
+        ]
         for n, step in enumerate(finding.fix.steps, 1):
             out += [[(line, "")] for line in self._wrap(redact(step), "    ", f"{n}. ")]
         return out
@@ -208,19 +242,23 @@ class Layout:
         out: list[Line] = [[(f"  Rules of {', '.join(sets)}:", "underline")]]
         for r in shown:
             raised = " (vLLM raised this one)" if r.raised_by_vllm else ""
-            out.append([("    ", ""), (MARK[r.status], MARK_STYLE[r.status]), (f" {r.id}: {redact(r.says)}{raised}", "")])
-            details: list[str] = []
+            says = self._wrap(f"{r.id}: {redact(r.says)}{raised}", "      ")
+            out.append([("    ", ""), (MARK[r.status], MARK_STYLE[r.status]), (" " + says[0].lstrip(), "")])
+            out += [[(line, "")] for line in says[1:]]
             if r.status != "met":
-                details.append(f"vLLM: {r.vllm_message}")
-                details += r.evidence
-            if r.fix:
-                details.append(f"fix: {r.fix}")
-            if r.reveal:
-                details.append(f"unknown: {r.reveal}")
-            if r.note and r.status != "met":
-                details.append(f"note: {r.note}")
-            for detail in details:
-                out += [[(line, "dim" if not detail.startswith("fix:") else "")] for line in self._wrap(redact(detail), "        ")]
+                out += [[(line, "dim")] for line in self._wrap(redact(r.vllm_message), "        ", "vLLM: ")]
+                # The values the rule read, a line each (verbose: whole, with where each came from).
+                for value in r.evidence:
+                    if self.verbose:
+                        out += [[(line, "dim")] for line in self._wrap(redact(value), "        ")]
+                    elif not value.startswith("vLLM raised"):
+                        out.append([(shorten("        " + redact(value), self.width), "dim")])
+            for label, text in (("fix", r.fix), ("unknown", r.reveal), ("note", r.note if r.status != "met" else None)):
+                if text:
+                    out += [
+                        [(line, "dim" if label != "fix" else "")]
+                        for line in self._wrap(redact(text), "        ", f"{label}: ")
+                    ]
         if met:
             out.append([("    ", ""), (MARK["met"], MARK_STYLE["met"]), (f" {plural(met, 'other rule')} met", "dim")])
         return out
@@ -234,6 +272,9 @@ class Layout:
         style = SEVERITY_STYLE[finding.severity] if finding.severity != "info" else "dim"
         times = f", seen {finding.occurrences} times" if finding.occurrences > 1 else ""
         return [("  ↳ ", "dim"), (finding.rule, style), (f", {span(*finding.lines)}{times}: {what}", "")]
+
+    def fit(self, line: Line, indent: str) -> list[Line]:
+        return wrap_segments(line, max(self.width, 40), indent)
 
     def warning(self, finding: Finding) -> Line:
         times = f" (seen {finding.occurrences} times)" if finding.occurrences > 1 else ""
@@ -249,18 +290,24 @@ class Layout:
             return []
         counts = {s: sum(f.severity == s for f in findings) for s in ("warning", "info")}
         label = " and ".join(plural(n, "warning" if s == "warning" else "note") for s, n in counts.items() if n)
-        return [[(f"  {label[0].upper()}{label[1:]} in launch {findings[0].launch}:", "underline")]] + [
-            self.warning(f) for f in findings
-        ]
+        out: list[Line] = [[(f"  {label[0].upper()}{label[1:]} in launch {findings[0].launch}:", "underline")]]
+        for f in findings:
+            out += self.fit(self.warning(f), "      ")
+        return out
 
     def same_failure(self, launches: Sequence[int]) -> Line:
         return [("  ↺ ", "dim"), (f"the same failure in {launches_label(launches)}", "bold")]
+
+    def title(self, title: str) -> Line:
+        """`── title ─────` across the width; a title too long for it (a deep path) is not cut, it wraps."""
+        fill = self.width - len(title) - 4
+        return [(f"── {title}", "bold"), (" " + "─" * fill if fill >= 3 else "", "dim")]
 
     def summary(
         self, title: str, root: Finding | None, launches: Sequence[int], others: Iterable[str], quiet: str
     ) -> list[Line]:
         """Last on screen: what failed, the fix, and the corrected command alone on its line."""
-        out: list[Line] = [[(f"── {title} ", "bold"), ("─" * max(self.width - len(title) - 4, 3), "dim")]]
+        out: list[Line] = [self.title(title)]
         if root is None:
             out.append([(quiet, "bold green")])
             return out
@@ -277,7 +324,8 @@ class Layout:
         if root.fix.command:
             command = redact(root.fix.command)
             if root.fix.original_command:
-                out += command_diff(root.fix.original_command, root.fix.command)
+                for line in command_diff(root.fix.original_command, root.fix.command):
+                    out += self.fit(line, "    ")
             out.append([("Corrected command:", "underline")])
             out.append([(command, "bold")])
         return out
@@ -285,7 +333,7 @@ class Layout:
 
 def command_diff(before: str, after: str) -> list[Line]:
     """`- before` / `+ after` with the changed words marked: struck words in red, new ones in green
-    (`[-old-]` and `{+new+}` in plain text, where colour is lost)."""
+    (`[-old-]` and `{+new+}` in plain text, where there is no colour)."""
     import difflib  # here, not at the top: a reporter of a clean log never diffs a command
     import shlex
 
@@ -299,9 +347,9 @@ def command_diff(before: str, after: str) -> list[Line]:
             plus.append((added + " ", ""))
             continue
         if removed:
-            minus.append((f"[-{removed}-] ", "diff.removed"))
+            minus += [("[-", MARKER), (removed, "red strike"), ("-]", MARKER), (" ", "")]
         if added:
-            plus.append((f"{{+{added}+}} ", "diff.added"))
+            plus += [("{+", MARKER), (added, "bold green"), ("+}", MARKER), (" ", "")]
     return [_trim(minus), _trim(plus)]
 
 

@@ -9,19 +9,14 @@ from rich.console import Console
 from rich.text import Text
 
 from logdoctor.report.launches import LaunchReporter
-from logdoctor.report.layout import Line
-
-# The plain layout marks a command's changed words with [-old-] and {+new+}; colour says it instead.
-_DIFF = {"diff.removed": ("[-", "-]", "red strike"), "diff.added": ("{+", "+}", "bold green")}
+from logdoctor.report.layout import MARKER, Line
 
 
 def styled(line: Line) -> Text:
     text = Text()
     for part, style in line:
-        if style in _DIFF:
-            opening, closing, style = _DIFF[style]
-            part = part.replace(opening, "", 1).replace(closing, "", 1)
-        text.append(part, style=style or None)
+        if style != MARKER:  # the plain layout's [-old-] and {+new+}: colour says it here
+            text.append(part, style=style or None)
     return text
 
 
