@@ -89,6 +89,8 @@ class LaunchReporter(ABC):
         self._any_warning = False
 
     def finding(self, finding: Finding) -> None:
+        if self.live:
+            self._amend(finding)
         if not self._updates.shows(finding):
             return
         f = redacted(finding)
@@ -103,6 +105,7 @@ class LaunchReporter(ABC):
     def close(self) -> None:
         if self.live:
             if self._failures:
+                self.write([[]])
                 self._summary("logdoctor summary")
         else:
             self._end_launch()
@@ -165,6 +168,16 @@ class LaunchReporter(ABC):
 
     # -- live: each finding as it lands
 
+    def _amend(self, finding: Finding) -> None:
+        """The summary names a root cause as the stream last described it (its lines, its sightings)."""
+        for failure in self._failures:
+            if failure.root.id == finding.id and finding.id:
+                if finding.kind == "withdrawn" or not finding.primary:
+                    self._failures.remove(failure)
+                else:
+                    failure.root = redacted(finding)
+                return
+
     def _live(self, f: Finding) -> None:
         if f.kind == "update":  # shown only when it makes an earlier finding the root cause (UpdateFilter)
             self.write([*self.layout.root_cause(f, tag="now the root cause"), []])
@@ -174,7 +187,7 @@ class LaunchReporter(ABC):
             self.write([*self.layout.root_cause(f), []])
             self._failures.append(_Failure(f, [f.launch]))
         elif f.severity == "error":
-            self.write([self.layout.headline(f, tag=self._tag(f)), *self.layout.fit(self.layout.one_line(f), "      ")])
+            self.write(self.layout.fit([("logdoctor: ↳ ", "dim"), *self.layout.one_line(f)[1:]], "      "))
         else:  # a warning as it lands: one line (a scan groups them at the end of their launch)
             self.write(self.layout.fit([("logdoctor: ", "dim"), *self.layout.warning(f)[1:]], "      "))
             self._any_warning = True
