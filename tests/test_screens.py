@@ -130,3 +130,12 @@ def test_the_pipe_ends_with_the_summary_too(library: Library) -> None:
     lines = out.getvalue().rstrip("\n").split("\n")
     assert lines[-1].startswith("vllm serve ") and lines[-2] == "Corrected command:"
     assert any(line.startswith("── logdoctor summary") for line in lines)
+
+
+def test_the_readme_shows_the_report_its_first_command_prints(library: Library, monkeypatch: pytest.MonkeyPatch) -> None:
+    """README's example is this reporter's real output at 80 columns, not a picture of an older one."""
+    monkeypatch.chdir(ROOT)
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    shown = readme.split("<!-- report:begin -->\n```text\n", 1)[1].split("```\n<!-- report:end -->", 1)[0]
+    rows = screen(_render(library, README_LOG, 80), 80, 10_000)
+    assert shown == "\n".join(rows) + "\n", "README's report is stale: paste `screen(...)` of the README log"

@@ -105,7 +105,7 @@ def without_prefix(text: str) -> str:
 
 
 def shorten(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: max(width - 1, 1)] + "…"
+    return text if len(text) <= width else text[: max(width - 1, 1)].rstrip() + "…"
 
 
 def wrap_segments(line: Line, width: int, indent: str) -> list[Line]:
@@ -184,7 +184,7 @@ class Layout:
 
     def root_cause(self, finding: Finding, tag: str = "root cause") -> list[Line]:
         """The root cause, in full."""
-        out: list[Line] = [self.headline(finding, tag), [("  " + self.where(finding), "dim")]]
+        out: list[Line] = [*self.fit(self.headline(finding, tag), "    "), [("  " + self.where(finding), "dim")]]
         error = error_text(finding)
         if error:  # vLLM's own words: the line they are on, then three lines of them at most
             label = f"line {error_line_number(finding)}: "
