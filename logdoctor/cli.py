@@ -22,7 +22,7 @@ PROGRESS_MIN_BYTES = 32 << 20  # show a progress bar only when the input takes a
 PROGRESS_ENV = "LOGDOCTOR_PROGRESS_MIN_BYTES"  # override (tests; people who always want one)
 
 
-GLOBAL_OPTIONS = ("--format", "--patterns")
+GLOBAL_OPTIONS = ("--format", "--patterns", "--verbose")
 # Which of the global options each command takes (None: the pipe, no command). Given before the command or
 # after it, an option works the same; given to a command that has no use for it, it is refused (exit 2)
 # rather than accepted and ignored.
@@ -32,13 +32,14 @@ COMMAND_GLOBALS: dict[str | None, frozenset[str]] = {
     "check": frozenset({"--format"}),
     "run": frozenset(GLOBAL_OPTIONS),
     "watch": frozenset(GLOBAL_OPTIONS),
-    "patterns": frozenset(GLOBAL_OPTIONS),
+    "patterns": frozenset({"--format", "--patterns"}),
     "explain": frozenset({"--patterns"}),
     "schema": frozenset(),
     "completion": frozenset(),
 }
 FORMAT_HELP = "text for people (default; json for watch), json for JSON Lines, one finding per line"
 PATTERNS_HELP = "extra pattern files or folders (repeatable; also $LOGDOCTOR_PATTERNS)"
+VERBOSE_HELP = "text: every detail of every finding (evidence, the whole explanation, every rule)"
 # watch --poll: below 10 ms the loop only burns a core; above a day it is not following anything.
 POLL_MIN, POLL_MAX = 0.01, 86400.0
 
@@ -55,9 +56,9 @@ class Parser(argparse.ArgumentParser):
 
 
 def _add_common(parser: argparse.ArgumentParser, options: frozenset[str], top: bool = False) -> None:
-    """The global options. The top level's are `format` and `patterns`; a command's own copies have other
-    names (`sub_format`, `sub_patterns`), so `logdoctor --patterns A scan --patterns B F` reads both A and
-    B (argparse would let the command's copy replace the top level's), and main() merges them."""
+    """The global options. The top level's are `format`, `patterns` and `verbose`; a command's own copies
+    have other names (`sub_format`, ...), so `logdoctor --patterns A scan --patterns B F` reads both A and B
+    (argparse would let the command's copy replace the top level's), and parse_args() merges them."""
     if "--format" in options:
         parser.add_argument(
             "--format",
@@ -74,6 +75,14 @@ def _add_common(parser: argparse.ArgumentParser, options: frozenset[str], top: b
             default=[] if top else argparse.SUPPRESS,
             metavar="DIR",
             help=PATTERNS_HELP,
+        )
+    if "--verbose" in options:
+        parser.add_argument(
+            "--verbose",
+            action="store_true",
+            dest="verbose" if top else "sub_verbose",
+            default=False if top else argparse.SUPPRESS,
+            help=VERBOSE_HELP,
         )
     if not top:
         parser.add_argument("--version", action="version", version=f"logdoctor {__version__}")
@@ -239,8 +248,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         where.error(f"--format does not apply to {command}")
     if args.patterns and "--patterns" not in accepted:
         where.error(f"--patterns does not apply to {command}")
+    if args.verbose and "--verbose" not in accepted:
+        where.error(f"--verbose does not apply to {command}")
     args.format = getattr(args, "sub_format", None) or args.format or _DEFAULT_FORMAT.get(command or "", "text")
     args.patterns = [*args.patterns, *getattr(args, "sub_patterns", [])]
+    args.verbose = args.verbose or getattr(args, "sub_verbose", False)
+    if args.verbose and args.format != "text":
+        where.error("--verbose applies to --format text (JSON always holds every detail)")
     if command == "patterns":
         listing = [name for name, value in (("--family", args.family), ("--grep", args.grep)) if value is not None]
         if args.format == "json":
@@ -280,7 +294,7 @@ def cmd_pipe(args: argparse.Namespace) -> int:
     from logdoctor.report import make_reporter
     from logdoctor.sources.passthrough import pump
 
-    reporter = make_reporter(args.format, sys.stderr)
+    reporter = make_reporter(args.format, sys.stderr, verbose=args.verbose, live=True)
     doctor = Doctor(library, on_internal_error=library.on_notice)
     pump(doctor, reporter.finding, sys.stdin.fileno(), sys.stdout.fileno())
     with contextlib.suppress(OSError, ValueError):  # stderr may be gone; the exit status still counts
@@ -302,7 +316,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
     from logdoctor.report import make_reporter
     from logdoctor.scan import scan_paths
 
-    reporter = make_reporter(args.format, sys.stdout)
+    reporter = make_reporter(args.format, sys.stdout, verbose=args.verbose)
     total = sum(disk_size(p) for p in paths)
     try:
         threshold = int(os.environ.get(PROGRESS_ENV, PROGRESS_MIN_BYTES))
@@ -353,7 +367,9 @@ def cmd_watch(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     from logdoctor.watch import watch
 
-    return watch(args.paths, library, sys.stdout, args.format, args.state, args.metrics_port, args.poll)
+    return watch(
+        args.paths, library, sys.stdout, args.format, args.state, args.metrics_port, args.poll, verbose=args.verbose
+    )
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -380,7 +396,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         except OSError as exc:
             print(f"logdoctor run: cannot create the report {args.report}: {exc.strerror or exc}", file=sys.stderr)
             return EXIT_USAGE
-    reporter = make_reporter(args.format, sys.stderr)
+    reporter = make_reporter(args.format, sys.stderr, verbose=args.verbose, live=True)
     doctor = Doctor(library, on_internal_error=library.on_notice)
 
     def emit(finding: Finding) -> None:

@@ -58,29 +58,40 @@ def _parsed(argv: list[str]) -> dict[str, object]:
 
 
 # Every command with each global option it takes: given before the command or after it, the same.
+GLOBALS = [("--format", ["json"], "format", "json"), ("--patterns", ["DIR"], "patterns", ["DIR"])]
+GLOBALS += [("--verbose", [], "verbose", True)]
+COMMANDS = [
+    ("scan", ["x.log"]),
+    ("run", ["--", "true"]),
+    ("watch", ["x.log"]),
+    ("check", ["--", "vllm", "serve", "m"]),
+    ("patterns", []),
+    ("explain", ["memory.kv-cache-too-small"]),
+    ("schema", []),
+    ("completion", ["bash"]),
+]
 ACCEPTED = [
-    (command, option, value, rest)
-    for command, rest in [
-        ("scan", ["x.log"]),
-        ("run", ["--", "true"]),
-        ("watch", ["x.log"]),
-        ("check", ["--", "vllm", "serve", "m"]),
-        ("patterns", []),
-        ("explain", ["memory.kv-cache-too-small"]),
-    ]
-    for option, value in [("--format", "json"), ("--patterns", "DIR")]
+    (command, option, value, rest, dest, expected)
+    for command, rest in COMMANDS
+    for option, value, dest, expected in GLOBALS
     if option in cli.COMMAND_GLOBALS[command]
 ]
 
 
-@pytest.mark.parametrize(("command", "option", "value", "rest"), ACCEPTED, ids=lambda x: str(x))
+@pytest.mark.parametrize(("command", "option", "value", "rest", "dest", "expected"), ACCEPTED, ids=lambda x: str(x))
 def test_a_global_option_means_the_same_before_and_after_the_command(
-    command: str, option: str, value: str, rest: list[str]
+    command: str, option: str, value: list[str], rest: list[str], dest: str, expected: object
 ) -> None:
-    before = _parsed([option, value, command, *rest])
-    after = _parsed([command, option, value, *rest])
+    text = ["--format", "text"] if option == "--verbose" else []  # --verbose is for text (watch's default is json)
+    before = _parsed([option, *value, command, *text, *rest])
+    after = _parsed([command, *text, option, *value, *rest])
     assert before == after
-    assert before["format" if option == "--format" else "patterns"] == (value if option == "--format" else [value])
+    assert before[dest] == expected
+
+
+def test_the_pipe_takes_every_global_option() -> None:
+    args = cli.parse_args(["--format", "text", "--patterns", "DIR", "--verbose"])
+    assert (args.command, args.format, args.patterns, args.verbose) == (None, "text", ["DIR"], True)
 
 
 def test_patterns_given_before_and_after_the_command_are_both_read() -> None:
@@ -97,13 +108,8 @@ def test_paths_may_come_on_both_sides_of_an_option() -> None:
 # Every command that has no use for a global option refuses it, in either position.
 REFUSED = [
     (command, option, value, rest)
-    for command, rest in [
-        ("check", ["--", "vllm", "serve", "m"]),
-        ("explain", ["memory.kv-cache-too-small"]),
-        ("schema", []),
-        ("completion", ["bash"]),
-    ]
-    for option, value in [("--format", "json"), ("--patterns", "/tmp")]
+    for command, rest in COMMANDS
+    for option, value, _, _ in GLOBALS
     if option not in cli.COMMAND_GLOBALS[command]
 ]
 
@@ -111,14 +117,14 @@ REFUSED = [
 @pytest.mark.parametrize("position", ["before", "after"])
 @pytest.mark.parametrize(("command", "option", "value", "rest"), REFUSED, ids=lambda x: str(x))
 def test_a_global_option_a_command_does_not_take_is_refused_in_either_position(
-    command: str, option: str, value: str, rest: list[str], position: str
+    command: str, option: str, value: list[str], rest: list[str], position: str
 ) -> None:
     if position == "before":
-        argv = [option, value, command, *rest]
+        argv = [option, *value, command, *rest]
     elif rest[:1] == ["--"]:
-        argv = [command, option, value, *rest]
+        argv = [command, option, *value, *rest]
     else:
-        argv = [command, *rest, option, value]
+        argv = [command, *rest, option, *value]
     one_line_usage_error(run(*argv), f"logdoctor {command}: error:", f"{option} does not apply to {command}")
 
 
@@ -126,15 +132,18 @@ def test_every_command_is_in_the_table_of_global_options() -> None:
     assert set(cli.build_parser().commands) | {None} == set(cli.COMMAND_GLOBALS)
 
 
-@pytest.mark.parametrize("option", ["--format", "--patterns"])
+@pytest.mark.parametrize("option", ["--format", "--patterns", "--verbose"])
 def test_scan_reads_a_global_option_the_same_in_either_position(option: str, tmp_path: Path) -> None:
     log = tmp_path / "z.log"
     log.write_bytes(ZEBRA_LOG + ENGINE_FIXTURE.read_bytes())
-    value = "json" if option == "--format" else str(user_patterns(tmp_path))
-    before = run(option, value, "scan", str(log))
-    after = run("scan", option, value, str(log))
+    value = {"--format": ["json"], "--patterns": [str(user_patterns(tmp_path))], "--verbose": []}[option]
+    before = run(option, *value, "scan", str(log))
+    after = run("scan", option, *value, str(log))
     assert (before.returncode, before.stdout) == (after.returncode, after.stdout) == (1, after.stdout)
-    assert (b'"rule":"memory.kv-cache-too-small"' if option == "--format" else b"mine.zebra") in after.stdout
+    expected = {"--format": b'"rule":"memory.kv-cache-too-small"', "--patterns": b"mine.zebra", "--verbose": b""}
+    assert expected[option] in after.stdout
+    if option == "--verbose":
+        assert len(after.stdout) > len(run("scan", str(log)).stdout)  # more detail than without it
 
 
 @pytest.mark.parametrize(
@@ -221,6 +230,8 @@ def test_watch_reads_patterns_given_on_either_side_of_the_command(position: str,
         (["patterns", "--markdown", "--family", "memory"], ["--family", "patterns --markdown"]),
         (["--format", "json", "explain", "memory.kv-cache-too-small"], ["--format does not apply to explain"]),
         (["--format", "json", "schema"], ["--format does not apply to schema"]),
+        (["--verbose", "--format", "json", "scan", "x.log"], ["--verbose applies to --format text"]),
+        (["watch", "--verbose", "x.log"], ["--verbose applies to --format text"]),
     ],
     ids=lambda x: " ".join(x) if isinstance(x, list) and x and x[0] != "logdoctor" else None,
 )
