@@ -239,6 +239,13 @@ def test_a_bad_input_is_one_line_and_exit_2(argv: list[str], words: list[str]) -
     one_line_usage_error(run(*argv), *words)
 
 
+@pytest.mark.parametrize("text", ['[[pattern]]\nid = "mine.bad"\ntitle = "t"\n', "[[pattern]\nid =\n"])
+@pytest.mark.parametrize("command", [["scan", str(ENGINE_FIXTURE)], ["patterns"], ["explain", "mine.bad"]])
+def test_a_broken_pattern_file_is_one_line_and_exit_2(text: str, command: list[str], tmp_path: Path) -> None:
+    (tmp_path / "bad.toml").write_text(text)
+    one_line_usage_error(run("--patterns", str(tmp_path), *command), "bad.toml")
+
+
 def test_scan_of_standard_input_twice_is_one_line_and_exit_2() -> None:
     one_line_usage_error(run("scan", "-", "-", stdin=b"x\n"), "only once")
 
