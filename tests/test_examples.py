@@ -300,3 +300,11 @@ def test_a_real_finding_line_has_the_fields_the_agents_read() -> None:
     ).model_dump_json()
     assert all(f'"{field}":' in line for field in AGENT_LABELS | {"kind", "id", "primary"})
     assert '"namespace":null' in line and '"pod":null' in line
+
+
+def test_the_readme_lists_every_metric() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    documented = set(re.findall(r"`(logdoctor_\w+)", readme))
+    exposed = {name for name in exposed_names() if not name.endswith("_created")}
+    assert exposed <= documented, f"README's metrics table misses {sorted(exposed - documented)}"
+    assert documented <= exposed, f"README names metrics that do not exist: {sorted(documented - exposed)}"
