@@ -7,13 +7,14 @@ finding: a log without one (and `--version`, and a clean scan's start) does not 
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from logdoctor.assemble import Event, RaisedException
 from logdoctor.launch.argspec import load_spec
-from logdoctor.launch.cmdline import convert, render_command
+from logdoctor.launch.cmdline import convert, format_value, render_command, typed_value
 from logdoctor.launch.config import Origin
 from logdoctor.launch.tracker import Launch
 from logdoctor.library import qualified
@@ -30,7 +31,9 @@ UNRECOGNIZED = "unrecognized"
 MAX_EVIDENCE_LINES = 40
 MAX_ERROR_MESSAGE = 4000
 
-_PLACEHOLDER = re.compile(r"\{(\w+)(?:\|([^{}]*))?\}")
+# `{name}`, `{name|fallback}`, and computed ones: `{name:divisors}`, `{name:divisor_at_most:other}`.
+_FUNCTIONS = "divisors|divisor_at_most|common_divisor|cofactor"
+_PLACEHOLDER = re.compile(r"\{(\w+)(?::(" + _FUNCTIONS + r")(?::(\w+))?)?(?:\|([^{}]*))?\}")
 _NUMBERS = re.compile(r"0x[0-9a-fA-F]+|\d+")
 _TEMPLATE_FIELD = re.compile(r"\{[^{}]*\}")
 # A line of Python's warnings module: `/path/torchvision/io/image.py:13: UserWarning: Failed to load ...`.
@@ -43,14 +46,52 @@ _FATAL_FRAME = re.compile(r"<module>|_bootstrap(?:_inner)?|run_engine_core|worke
 ROLE_ORDER = {"cause": 0, "consequence": 1, "wrapper": 2, "benign": 3, "request": 4}
 
 
+def divisors(number: int) -> list[int]:
+    return [d for d in range(1, number + 1) if number % d == 0]
+
+
+def say_list(items: list[str], last: str = "or") -> str:
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} {last} {items[-1]}"
+
+
+def _computed(name: str, argument: str | None, value: str, captures: dict[str, str]) -> str | None:
+    """A value computed from a capture, never templated (a divisor list is the capture's own divisors)."""
+    try:
+        number = int(value)
+    except ValueError:
+        return None
+    if number < 1:
+        return None
+    if name == "divisors":
+        return say_list([str(d) for d in divisors(number)])
+    try:
+        other = int(captures.get(argument or "", ""))
+    except ValueError:
+        return None
+    if other < 1:
+        return None
+    if name == "divisor_at_most":
+        return str(max(d for d in divisors(number) if d <= other))
+    if name == "common_divisor":
+        return str(math.gcd(number, other))
+    if name == "cofactor":  # what is left of this number once the common divisor with the other is taken
+        return str(number // math.gcd(number, other))
+    return None
+
+
 def render(template: str, captures: dict[str, str]) -> str:
-    """Fill `{name}` / `{name|fallback}` from a pattern's captures."""
+    """Fill `{name}` / `{name|fallback}` from a pattern's captures, and values computed from them:
+    `{name:divisors}` (the divisors of the capture: `1, 2, 3, 4, 6 or 12`), `{name:divisor_at_most:other}`
+    (its largest divisor not above the capture `other`), `{name:common_divisor:other}` (their greatest
+    common divisor), `{name:cofactor:other}` (the capture divided by that)."""
 
     def fill(match: re.Match[str]) -> str:
         value = captures.get(match[1])
+        if value is not None and match[2] is not None:
+            value = _computed(match[2], match[3], value, captures)
         if value is not None:
             return value
-        return match[2] if match[2] is not None else f"<{match[1]}>"
+        return match[4] if match[4] is not None else f"<{match[1]}>"
 
     return _PLACEHOLDER.sub(fill, template)
 
@@ -146,7 +187,8 @@ def _attach_launch_fix(finding: Finding, launch: Launch, library: Library) -> No
         text = render(str(raw), finding.captures)
         if "<" in text:  # a capture the log did not have: no value to write
             return
-        config.set(name, convert(spec.by_dest.get(name), text), origin, given=True)
+        arg = spec.by_dest.get(name)
+        config.set(name, typed_value(arg, convert(arg, text)), origin, given=True)
     finding.fix.original_command = render_command(launch.config, version)
     finding.fix.command = render_command(config, version)
 
@@ -265,6 +307,7 @@ def _finding(event: Event, match: Match, launch: int, severity: str, version: st
     fix = pattern.fix
     steps = [qualified.for_person(s, version) for s in fix.steps if qualified.applies(s, version)]
     exc = match.exception
+    written = fix_captures(pattern, captures, version)
     return Finding(
         rule=pattern.id,
         severity=severity,  # type: ignore[arg-type]
@@ -277,12 +320,28 @@ def _finding(event: Event, match: Match, launch: int, severity: str, version: st
         process=_process(event, match.record),
         error=_error_info(exc, match.record),
         explanation=render(pattern.explanation.strip(), captures),
-        fix=Fix(summary=render(fix.summary, captures), steps=[render(s, captures) for s in steps]),
+        fix=Fix(summary=render(fix.summary, written), steps=[render(s, written) for s in steps]),
         evidence=_evidence(event, exc, match.record),
         captures=captures,
         docs=pattern.docs,
         truncated=event.truncated,
     )
+
+
+def fix_captures(pattern: Pattern, captures: dict[str, str], version: str | None) -> dict[str, str]:
+    """The captures as a fix's text writes them: a capture that a fix sets an argument to is written the way
+    vLLM's parser reads that argument (`max_model_len = "{derived}"` with `2048.0` logged: `2048`), so the
+    summary and steps say what the corrected command does."""
+    if not pattern.fix.set:
+        return captures
+    spec = load_spec(version)
+    written = dict(captures)
+    for name, raw in pattern.fix.set.items():
+        field = _PLACEHOLDER.fullmatch(str(raw))
+        if field is None or field[2] is not None or field[1] not in captures:
+            continue  # a computed value is written as computed
+        written[field[1]] = format_value(spec.by_dest.get(name), captures[field[1]])
+    return written
 
 
 def _unrecognized(event: Event, exc: RaisedException | None, launch: int, severity: str) -> Finding:

@@ -10,6 +10,8 @@ change, and writes only the changed ones anew.
 from __future__ import annotations
 
 import json
+import math
+import re
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,13 +38,68 @@ class ParsedCommand:
     problems: list[str] = field(default_factory=list)  # what vLLM's own parser would reject
 
 
+_DECIMAL = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
+_BINARY = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+_HUMAN = re.compile(r"(\d+(?:\.\d+)?)([kKmMgGtT])")
+
+
+def _human_readable_int(text: str) -> int:
+    """vLLM's `human_readable_int` (utils/argparse_utils.py): `25.6k` is 25600, `1K` is 1024, `1.5K` is
+    refused (no decimals with a binary suffix), anything else goes to int()."""
+    text = text.strip()
+    match = _HUMAN.fullmatch(text)
+    if match:
+        number, suffix = match.groups()
+        if suffix in _DECIMAL:
+            return int(float(number) * _DECIMAL[suffix])
+        if "." in number:
+            raise ValueError(
+                f"Decimals are not allowed with binary suffixes like {suffix}. "
+                f"Did you mean to use {number}{suffix.lower()} instead?"
+            )
+        return int(number) * _BINARY[suffix]
+    return int(text)
+
+
+def _human_readable_int_or_auto(text: str) -> int:
+    text = text.strip()
+    return -1 if text == "-1" or text.lower() == "auto" else _human_readable_int(text)
+
+
+# The argspec's type names vLLM's parser converts with a function logdoctor can run as vLLM does. Other
+# types (`_optional_type`, whose inner type the dump does not record; vLLM's own parsers) are taken as
+# given.
+_PARSERS: dict[str, Any] = {
+    "int": int,
+    "float": float,
+    "human_readable_int": _human_readable_int,
+    "human_readable_int_or_auto": _human_readable_int_or_auto,
+    "loads": json.loads,
+}
+
+
+def parse_value(spec: ArgSpec | None, raw: str) -> tuple[Any, str | None]:
+    """A value as vLLM's parser converts it, and the error its parser would exit with (None when it takes
+    it): `argument --max-model-len: invalid human_readable_int_or_auto value: '2048.0'`."""
+    kind = spec.type if spec is not None else None
+    parser = _PARSERS.get(kind) if kind is not None else None
+    if spec is not None and parser is not None:
+        try:
+            return parser(raw.strip() if kind != "loads" else raw), None
+        except (ValueError, TypeError) as exc:
+            detail = str(exc) if str(exc).startswith("Decimals") else f"invalid {kind} value: {raw!r}"
+            return raw, f"argument {spec.long_option}: {detail}"
+    return convert(spec, raw), None
+
+
 def convert(spec: ArgSpec | None, raw: str) -> Any:
+    """A value as logdoctor reads it (a value vLLM would refuse is kept as written)."""
     kind = spec.type if spec is not None else None
     text = raw.strip()
     if kind in _INT_TYPES:
         try:
-            return int(text)
-        except ValueError:
+            return _PARSERS[kind](text)
+        except (ValueError, KeyError):
             return raw
     if kind == "float":
         try:
@@ -55,6 +112,47 @@ def convert(spec: ArgSpec | None, raw: str) -> Any:
         except ValueError:
             return raw
     return raw
+
+
+def typed_value(spec: ArgSpec | None, value: Any) -> Any:
+    """A value a fix writes, in the type vLLM's parser gives the argument: an integer argument gets an int
+    (`2048.0` from a log becomes 2048; a fraction is rounded down, the fixes' values being upper bounds),
+    a float argument a float; other values as they are."""
+    kind = spec.type if spec is not None else None
+    if isinstance(value, bool) or value is None:
+        return value
+    if kind in _INT_TYPES:
+        number = value
+        if isinstance(value, str):
+            try:
+                return _PARSERS[kind](value)
+            except (ValueError, KeyError):
+                try:
+                    number = float(value.strip())
+                except ValueError:
+                    return value
+        if isinstance(number, float) and math.isfinite(number):
+            return math.floor(number)
+        return number
+    if kind == "float":
+        if isinstance(value, int | float):
+            return float(value)
+        if isinstance(value, str):
+            try:
+                return float(value.strip())
+            except ValueError:
+                return value
+    return value
+
+
+def format_value(spec: ArgSpec | None, value: Any) -> str:
+    """How a fix's value is written for vLLM's parser to read (the type of its argument decides)."""
+    typed = typed_value(spec, value)
+    if isinstance(typed, dict | list) and (spec is None or spec.type in _JSON_TYPES):
+        return json.dumps(typed, separators=(", ", ": "), default=str)
+    if isinstance(typed, bool):
+        return "true" if typed else "false"
+    return str(typed)
 
 
 def _split_program(tokens: list[str]) -> tuple[dict[str, str], str, list[str]]:
@@ -150,7 +248,9 @@ def _parse_args(args: list[str], spec: ParserSpec, config: LaunchConfig, problem
             merged[subkey] = convert(None, raw_values[0]) if raw_values[0][:1] in "{[" else raw_values[0]
             _record(config, arg.dest, merged, (config.written.get(arg.dest) or []) + args[start:i], where)
             continue
-        converted = [convert(arg, v) for v in raw_values]
+        parsed = [parse_value(arg, v) for v in raw_values]
+        problems += dict.fromkeys(error for _, error in parsed if error is not None)
+        converted = [value for value, _ in parsed]
         typed: Any = converted if arg.kind == "list" else converted[0]
         if arg.choices is not None and arg.kind != "list" and typed not in arg.choices:
             choices = ", ".join(repr(c) for c in arg.choices)
@@ -214,8 +314,8 @@ def option_tokens(spec: ParserSpec, dest: str, value: Any) -> list[str]:
     if isinstance(value, dict):
         return [option, json.dumps(value, separators=(", ", ": "), default=str)]
     if isinstance(value, list):
-        return [option, *(str(v) for v in value)]
-    return [option, str(value)]
+        return [option, *(format_value(arg, v) for v in value)]
+    return [option, format_value(arg, value)]
 
 
 def render_command(config: LaunchConfig, version: str | None = None) -> str:
