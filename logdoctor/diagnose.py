@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from logdoctor.assemble import Event, RaisedException
 from logdoctor.launch.argspec import load_spec
 from logdoctor.launch.cmdline import convert, format_value, render_command, typed_value
-from logdoctor.launch.config import Origin
+from logdoctor.launch.config import LaunchConfig, Origin
 from logdoctor.launch.tracker import Launch
 from logdoctor.library import qualified
 from logdoctor.library.matcher import Library, Match
@@ -155,9 +155,9 @@ def suggest_nearest_flags(finding: Finding, library: Library, version: str | Non
 
 
 def _attach_launch_fix(finding: Finding, launch: Launch, library: Library) -> None:
-    """Check the whole launch against the rule sets of the failed feature, and write the corrected
-    command: every unmet rule fixed, not only the one vLLM reported (and, for other patterns, the
-    pattern's own flag change)."""
+    """Write the corrected command: the root cause's own change first (the pattern's `fix.set` /
+    `fix.unset`), then the whole launch checked against the rule sets of the failed feature, every unmet
+    rule fixed, not only the one vLLM reported."""
     from dataclasses import asdict
 
     from logdoctor.audit import audit, fill_defaults
@@ -171,26 +171,45 @@ def _attach_launch_fix(finding: Finding, launch: Launch, library: Library) -> No
     result = audit(
         config, library.sets, version, finding.rule, renderable=has_args, raised_message=finding.error.message
     )
+    patched = None
+    if has_args and not any(r.raised_by_vllm for r in result.results):
+        # The error is no rule of a set (a rule's own fix is the root cause's when it is): the pattern's
+        # change comes first, and the sets are checked on the launch it makes.
+        patched = _pattern_fix(finding, config, library, version)
+        if patched is not None:
+            result = audit(patched, library.sets, version, finding.rule, raised_message=finding.error.message)
     if result.results:
         finding.constraints = [ConstraintResult(**asdict(r)) for r in result.results]
-        finding.fix.command = result.after
-        finding.fix.original_command = result.before
+    if not has_args or config.get("model") is None:
         return
+    before = render_command(launch.config, version)
+    after = result.after or (render_command(patched, version) if patched is not None else None)
+    if after is None and not result.results:
+        return
+    finding.fix.original_command = before
+    finding.fix.command = after if after != before else None
+    if finding.fix.command:
+        finding.fix.caveats += [c for c in result.caveats if c not in finding.fix.caveats]
+
+
+def _pattern_fix(finding: Finding, config: LaunchConfig, library: Library, version: str | None) -> LaunchConfig | None:
+    """The launch with the pattern's own change applied (its captures filled in and typed as vLLM's parser
+    types the argument), or None when it has none or a value it needs was not captured."""
     pattern = library.by_id.get(finding.rule)
-    if pattern is None or not has_args or not (pattern.fix.set or pattern.fix.unset):
-        return
+    if pattern is None or not (pattern.fix.set or pattern.fix.unset):
+        return None
     spec = load_spec(version)
+    patched = config.copy_deep()
     origin = Origin(kind="command", where=f"logdoctor fix: {finding.rule}")
     for name in pattern.fix.unset:
-        config.unset(name)
+        patched.unset(name)
     for name, raw in pattern.fix.set.items():
         text = render(str(raw), finding.captures)
         if "<" in text:  # a capture the log did not have: no value to write
-            return
+            return None
         arg = spec.by_dest.get(name)
-        config.set(name, typed_value(arg, convert(arg, text)), origin, given=True)
-    finding.fix.original_command = render_command(launch.config, version)
-    finding.fix.command = render_command(config, version)
+        patched.set(name, typed_value(arg, convert(arg, text)), origin, given=True)
+    return patched
 
 
 def _diagnose(event: Event, library: Library, launch: int, version: str | None = None) -> Finding | None:

@@ -313,8 +313,10 @@ def option_tokens(spec: ParserSpec, dest: str, value: Any) -> list[str]:
         return [option] if value else ["--no-" + option[2:]]
     if isinstance(value, dict):
         return [option, json.dumps(value, separators=(", ", ": "), default=str)]
-    if isinstance(value, list):
+    if isinstance(value, list) and (arg is None or arg.kind == "list" or arg.type not in _JSON_TYPES):
         return [option, *(format_value(arg, v) for v in value)]
+    if isinstance(value, list):  # one JSON value (`--allowed-origins '["*"]'`)
+        return [option, json.dumps(value, default=str)]
     return [option, format_value(arg, value)]
 
 
