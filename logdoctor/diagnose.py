@@ -130,28 +130,44 @@ _OPTION = re.compile(r"(?<![\w-])--?[A-Za-z][\w.-]*")
 
 def suggest_nearest_flags(finding: Finding, library: Library, version: str | None) -> None:
     """For the options a parser refused (the capture a pattern's `fix.nearest` names): the nearest real
-    `vllm serve` options of the launch's release (the newest indexed one when the log does not say)."""
-    import difflib
+    `vllm serve` options of the launch's release (difflib over its argspec; over the error-surface index
+    for a release logdoctor has no argspec of, the newest indexed one when the log does not say), and
+    vLLM's own hint for the option (`--task` -> `--runner pooling`)."""
+    from logdoctor.launch.argspec import available_versions
+    from logdoctor.launch.nearest import nearest_options, vllm_hint
+    from logdoctor.versions import parse_version
 
     pattern = library.by_id.get(finding.rule)
     name = pattern.fix.nearest if pattern is not None else None
     refused = finding.captures.get(name) if name else None
-    surface = library.surface() if refused else None
-    if surface is None or refused is None:
+    if refused is None:
+        # A pattern of its own for the option (a removed flag) gives its own advice; vLLM's hint stays.
+        _, said, tail = finding.error.message.partition("unrecognized arguments:")
+        for option in dict.fromkeys(_OPTION.findall(tail.split("\n", 1)[0]) if said else []):
+            hint = vllm_hint(option, finding.error.message)
+            if hint and not any(hint in s for s in finding.fix.steps):
+                finding.fix.steps.insert(0, f"vLLM's own hint: {hint}")
         return
-    known = surface.flags(version or surface.versions[-1])
-    by_spelling = {option.replace("_", "-").lower(): option for option in known if option.startswith("--")}
+    wanted = parse_version(version) if version else None
+    if wanted is not None and wanted >= (parse_version(available_versions()[0]) or ()):
+        spec = load_spec(version)
+        known: list[str] = list(spec.by_option)
+        release = f"vLLM {version}"
+    else:
+        surface = library.surface()
+        if surface is None:
+            return
+        known = list(surface.flags(version or surface.versions[-1]))
+        release = f"vLLM {version or surface.versions[-1]}" + ("" if version else ", the newest indexed release")
+    steps: list[str] = []
     for option in dict.fromkeys(_OPTION.findall(refused)):
-        spelled = option.split("=", 1)[0].replace("_", "-").lower()
-        if spelled in by_spelling:
-            continue
-        close = difflib.get_close_matches(spelled, list(by_spelling), n=3, cutoff=0.75)
-        if close:  # the best, and only those about as near as it
-            best = difflib.SequenceMatcher(None, spelled, close[0]).ratio()
-            close = [c for c in close if difflib.SequenceMatcher(None, spelled, c).ratio() >= best - 0.03]
-            nearest = " or ".join(by_spelling[c] for c in close)
-            release = f"vLLM {version or surface.versions[-1]}" + ("" if version else ", the newest indexed release")
-            finding.fix.steps.insert(0, f"Did you mean {nearest}? (the nearest options of {release} to {option})")
+        hint = vllm_hint(option, finding.error.message)
+        if hint and not any(hint in s for s in finding.fix.steps):
+            steps.append(f"vLLM's own hint: {hint}")
+        nearest = nearest_options(option, known)
+        if nearest:
+            steps.append(f"Did you mean {' or '.join(nearest)}? (the nearest options of {release} to {option})")
+    finding.fix.steps[:0] = steps
 
 
 def _attach_launch_fix(finding: Finding, launch: Launch, library: Library) -> None:

@@ -180,3 +180,22 @@ def test_a_fix_writes_values_the_way_the_argument_is_typed() -> None:
     assert format_value(spec.by_dest["tensor_parallel_size"], 2.0) == "2"
     assert format_value(spec.by_dest["gpu_memory_utilization"], "0.9") == "0.9"
     assert format_value(spec.by_dest["gpu_memory_utilization"], 1) == "1.0"
+
+
+def test_an_unknown_option_gets_the_nearest_real_one_and_vllms_hint(tmp_path: Path) -> None:
+    from logdoctor.check import run_check
+
+    report = run_check(shlex.split("vllm serve m --max-model-length 4096 --task embed"), version="0.33.0", environ={})
+    assert any("did you mean --max-model-len?" in p for p in report.problems)
+    assert any("use --runner pooling" in p for p in report.problems)  # vLLM's own hint, kept
+    assert report.audit.after == "vllm serve m --max-model-len 4096"
+    assert any("drops --task" in c for c in report.audit.caveats)
+
+
+def test_a_bad_yaml_key_is_the_files_with_its_diff(tmp_path: Path) -> None:
+    serve = tmp_path / "serve.yaml"
+    serve.write_text("tensor-paralel-size: 2\nmax-model-len: 1024\n")
+    parsed = parse(f"vllm serve m --config {serve}")
+    assert any(p.startswith(f"key `tensor-paralel-size` in {serve}") for p in parsed.problems)
+    assert parsed.yaml_diff == ["- tensor-paralel-size: 2", "+ tensor-parallel-size: 2"]
+    assert "--tensor-paralel-size" not in parsed.renames  # the command line is not blamed

@@ -36,6 +36,12 @@ class CommandError(ValueError):
 class ParsedCommand:
     config: LaunchConfig
     problems: list[str] = field(default_factory=list)  # what vLLM's own parser would reject
+    # Unknown options with one nearest real option of the release: what a corrected command writes instead.
+    renames: dict[str, str] = field(default_factory=dict)
+    # Unknown options with no single near match: a corrected command cannot keep them.
+    unknown: list[str] = field(default_factory=list)
+    # Keys of a --config YAML file vLLM would refuse, as the YAML diff that fixes them (`- x: v`, `+ y: v`).
+    yaml_diff: list[str] = field(default_factory=list)
 
 
 _DECIMAL = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
@@ -180,11 +186,38 @@ def parse_command(tokens: list[str], version: str | None = None, where: str = "c
     problems: list[str] = []
     for name, value in env.items():
         config.set(f"env.{name}", value, Origin(kind="command", where=f"{where}: {name}={value}"))
-    _parse_args(args, spec, config, problems, where)
-    return ParsedCommand(config, problems)
+    parsed = ParsedCommand(config, problems)
+    _parse_args(args, spec, config, problems, where, parsed)
+    return parsed
 
 
-def _parse_args(args: list[str], spec: ParserSpec, config: LaunchConfig, problems: list[str], where: str) -> None:
+def _unknown_option(option: str, spec: ParserSpec, parsed: ParsedCommand | None, source: str = "") -> str:
+    """vLLM's refusal of an option, with the nearest real options of the release and vLLM's own hint."""
+    from logdoctor.launch.nearest import nearest_options, vllm_hint
+
+    nearest = nearest_options(option, spec.by_option)
+    text = f"unknown option {option}{source}: vLLM exits with `unrecognized arguments: {option}`"
+    if nearest:
+        text += f"; did you mean {' or '.join(nearest)}? (the nearest options of vLLM {spec.vllm_version})"
+    hint = vllm_hint(option)
+    if hint:
+        text += f"; vLLM's own hint: {hint}"
+    if parsed is not None:
+        if len(nearest) == 1:
+            parsed.renames[option] = nearest[0]
+        else:
+            parsed.unknown.append(option)
+    return text
+
+
+def _parse_args(
+    args: list[str],
+    spec: ParserSpec,
+    config: LaunchConfig,
+    problems: list[str],
+    where: str,
+    parsed: ParsedCommand | None = None,
+) -> None:
     i = 0
     config_files: list[str] = []
     while i < len(args):
@@ -214,7 +247,7 @@ def _parse_args(args: list[str], spec: ParserSpec, config: LaunchConfig, problem
         if arg is None:
             value_tokens = [] if has_inline or i >= len(args) or args[i].startswith("-") else [args[i]]
             i += len(value_tokens)
-            problems.append(f"unknown option {option}: vLLM exits with `unrecognized arguments: {option}`")
+            problems.append(_unknown_option(option, spec, parsed))
             continue
         if arg.kind in ("bool", "flag"):
             if has_inline:
@@ -248,16 +281,16 @@ def _parse_args(args: list[str], spec: ParserSpec, config: LaunchConfig, problem
             merged[subkey] = convert(None, raw_values[0]) if raw_values[0][:1] in "{[" else raw_values[0]
             _record(config, arg.dest, merged, (config.written.get(arg.dest) or []) + args[start:i], where)
             continue
-        parsed = [parse_value(arg, v) for v in raw_values]
-        problems += dict.fromkeys(error for _, error in parsed if error is not None)
-        converted = [value for value, _ in parsed]
+        read = [parse_value(arg, v) for v in raw_values]
+        problems += dict.fromkeys(error for _, error in read if error is not None)
+        converted = [value for value, _ in read]
         typed: Any = converted if arg.kind == "list" else converted[0]
         if arg.choices is not None and arg.kind != "list" and typed not in arg.choices:
             choices = ", ".join(repr(c) for c in arg.choices)
             problems.append(f"argument {arg.long_option}: invalid choice: {typed!r} (choose from {choices})")
         _record(config, arg.dest, typed, args[start:i], where)
     for path in config_files:
-        _merge_config_file(Path(path), spec, config, problems)
+        _merge_config_file(Path(path), spec, config, problems, parsed)
 
 
 def _record(config: LaunchConfig, dest: str, value: Any, tokens: list[str], where: str) -> None:
@@ -266,16 +299,51 @@ def _record(config: LaunchConfig, dest: str, value: Any, tokens: list[str], wher
     config.written[dest] = list(tokens)
 
 
-def _merge_config_file(path: Path, spec: ParserSpec, config: LaunchConfig, problems: list[str]) -> None:
-    """vLLM's `--config` YAML: keys are argument names; the command line wins over the file."""
+def _merge_config_file(
+    path: Path, spec: ParserSpec, config: LaunchConfig, problems: list[str], parsed: ParsedCommand | None = None
+) -> None:
+    """vLLM's `--config` YAML: keys are argument names; the command line wins over the file. A key vLLM
+    would refuse is reported as the file's key, with the YAML diff that fixes it."""
+    from logdoctor.launch.nearest import nearest_options
+
+    raw = _raw_keys(path)
     for dest, value in read_config_file(path).items():
         arg = spec.find("--" + dest.replace("_", "-"))
         if arg is None:
-            problems.append(f"{path}: unknown key {dest!r}: vLLM exits with `unrecognized arguments`")
+            key = raw.get(dest, dest)
+            option = "--" + key
+            nearest = nearest_options(option, spec.by_option)
+            text = f"key `{key}` in {path}: vLLM reads it as {option} and exits with `unrecognized arguments: {option}`"
+            if nearest:
+                text += f"; did you mean {' or '.join(n[2:] for n in nearest)}? (options of vLLM {spec.vllm_version})"
+            problems.append(text)
+            if parsed is not None:
+                written = _yaml_value(value)
+                parsed.yaml_diff.append(f"- {key}: {written}")
+                if len(nearest) == 1:
+                    parsed.yaml_diff.append(f"+ {nearest[0][2:]}: {written}")
             continue
         if arg.dest in config.given:
             continue
         config.set(arg.dest, value, Origin(kind="config_file", where=f"{path}: {dest}"), given=True)
+
+
+def _raw_keys(path: Path) -> dict[str, str]:
+    """The file's keys as written (`tensor-paralel-size`), by their argument spelling."""
+    import yaml
+
+    try:
+        data = yaml.safe_load(path.read_text("utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError, yaml.YAMLError):
+        return {}
+    return {str(k).replace("-", "_"): str(k) for k in data} if isinstance(data, dict) else {}
+
+
+def _yaml_value(value: Any) -> str:
+    import yaml
+
+    text = yaml.safe_dump(value, default_flow_style=True, width=10**6).strip()
+    return text.removesuffix("...").strip()
 
 
 def read_config_file(path: Path) -> dict[str, Any]:
