@@ -260,10 +260,11 @@ def apply_fix(option: FixOption, config: LaunchConfig, context: LaunchConfig, ru
             dropped.append(name)
         config.set(name, value, origin, given=not name.startswith("env."))
     if dropped:
-        others = [o.says for o in (rule.fix if rule is not None else []) if o is not option]
-        alternative = f"; otherwise: {'; '.join(others)}" if others else ""
+        others = [o.says.removeprefix("or ") for o in (rule.fix if rule is not None else []) if o is not option]
+        alternative = f"; the other way: {'; '.join(others)}" if others else ""
         flags = ", ".join(dict.fromkeys(flag_name(n) for n in dropped))
-        caveats.insert(0, f"{label}: the corrected command drops {flags} ({option.says}){alternative}")
+        why = f" to meet {label} ({rule.says})" if rule is not None else ""
+        caveats.insert(0, f"The corrected command drops {flags}{why}{alternative}")
     return caveats
 
 
@@ -298,7 +299,7 @@ def plan_fix(cset: ConstraintSet, config: LaunchConfig, broken: frozenset[str] =
             caveats += apply_fix(option, fixed, context, outcome.rule)
             applied.append((outcome.rule, option))
         outcomes = check_set(cset, fixed)
-    if applied:
+    if applied and active(cset, fixed) is not False:  # a fix that turned the feature off leaves no rule of it
         context = derive(cset, fixed)
         fixed_rules = {rule.id for rule, _ in applied}
         caveats += [
