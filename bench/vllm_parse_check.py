@@ -27,9 +27,8 @@ from pathlib import Path
 
 def collect(folders: list[str]) -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from tests.test_corrected_commands import corrected
-
     from logdoctor.api import default_library
+    from tests.test_corrected_commands import corrected
 
     library = default_library()
     for folder in folders:
