@@ -35,6 +35,8 @@ MAX_ERROR_MESSAGE = 4000
 _FUNCTIONS = "divisors|divisor_at_most|common_divisor|cofactor"
 _PLACEHOLDER = re.compile(r"\{(\w+)(?::(" + _FUNCTIONS + r")(?::(\w+))?)?(?:\|([^{}]*))?\}")
 _NUMBERS = re.compile(r"0x[0-9a-fA-F]+|\d+")
+# A capture written as a flag's value in a fix's text: `--max-model-len {derived}`, `--max-model-len={derived}`.
+_FLAG_VALUE = re.compile(r"(--[A-Za-z][\w-]*)[ =]\{(\w+)(?:\|[^{}]*)?\}")
 _TEMPLATE_FIELD = re.compile(r"\{[^{}]*\}")
 # A line of Python's warnings module: `/path/torchvision/io/image.py:13: UserWarning: Failed to load ...`.
 _PYTHON_WARNING = re.compile(r"\S+\.py:\d+: [A-Z]\w*Warning: ")
@@ -367,7 +369,9 @@ def fix_captures(pattern: Pattern, captures: dict[str, str], version: str | None
     """The captures as a fix's text writes them: a capture that a fix sets an argument to is written the way
     vLLM's parser reads that argument (`max_model_len = "{derived}"` with `2048.0` logged: `2048`), so the
     summary and steps say what the corrected command does."""
-    if not pattern.fix.set:
+    texts = [pattern.fix.summary, *pattern.fix.steps]
+    flagged = [(m[1], m[2]) for text in texts for m in _FLAG_VALUE.finditer(text) if m[2] in captures]
+    if not pattern.fix.set and not flagged:
         return captures
     spec = load_spec(version)
     written = dict(captures)
@@ -376,6 +380,10 @@ def fix_captures(pattern: Pattern, captures: dict[str, str], version: str | None
         if field is None or field[2] is not None or field[1] not in captures:
             continue  # a computed value is written as computed
         written[field[1]] = format_value(spec.by_dest.get(name), captures[field[1]])
+    for option, name in flagged:  # `--max-model-len {derived}` in a step: the value that flag takes
+        arg = spec.find(option)
+        if arg is not None and arg.kind == "value":
+            written[name] = format_value(arg, captures[name])
     return written
 
 
