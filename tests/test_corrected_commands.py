@@ -100,3 +100,16 @@ def test_the_check_catches_what_vllm_refuses() -> None:
     assert parse_command(shlex.split("vllm serve m --max-model-len 2048.0"), "0.33.0").problems
     assert parse_command(shlex.split("vllm serve m --max-model-length 2048"), "0.33.0").problems
     assert parse_command(shlex.split("vllm serve m --mamba-cache-mode all"), "0.33.0").problems
+
+
+def test_a_fix_that_drops_the_feature_leaves_none_of_its_other_rules_changes(library: Library) -> None:
+    """vLLM raised `architecture` (no ReplaySSM kernel for Llama): dropping --use-replayssm ends every
+    ReplaySSM rule, so the flashinfer backend and prefix caching off that three of them asked for are
+    not in the command, and the summary says the feature was dropped."""
+    log = FIXTURES / "real" / "vllm-0.33.0-replayssm-multi-rule-arch.log"
+    (finding,) = [f for f, _ in corrected(log, library) if f.primary]
+    assert finding.fix.command is not None and finding.fix.original_command is not None
+    before, after = shlex.split(finding.fix.original_command), shlex.split(finding.fix.command)
+    assert "--use-replayssm" in before and "--use-replayssm" not in after
+    assert [t for t in after if t not in before] == []  # nothing added
+    assert any("--use-replayssm" in caveat for caveat in finding.fix.caveats)

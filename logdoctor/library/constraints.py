@@ -293,8 +293,14 @@ def plan_fix(cset: ConstraintSet, config: LaunchConfig, broken: frozenset[str] =
         unmet = [o for o in outcomes if o.status == "unmet" or (round_number == 0 and o.rule.id in broken)]
         if not unmet:
             break
-        context = derive(cset, fixed)
-        for outcome in unmet:
+        # The rule vLLM raised first, then the others one at a time, each only if the changes so far left
+        # it unmet: a fix that turns the feature off (drops --use-replayssm) ends the feature's rules, and
+        # must not leave the other rules' changes behind in the command.
+        unmet.sort(key=lambda o: o.rule.id not in broken)
+        for n, outcome in enumerate(unmet):
+            if n and (active(cset, fixed) is False or _status(cset, fixed, outcome.rule.id) != "unmet"):
+                continue
+            context = derive(cset, fixed)
             option = choose_fix(outcome.rule, context)
             caveats += apply_fix(option, fixed, context, outcome.rule)
             applied.append((outcome.rule, option))
@@ -308,6 +314,10 @@ def plan_fix(cset: ConstraintSet, config: LaunchConfig, broken: frozenset[str] =
             if o.status == "unknown" and o.rule.id not in fixed_rules and _branch_applies(o.rule, context)
         ]
     return FixPlan(fixed, applied, outcomes, list(dict.fromkeys(caveats)))
+
+
+def _status(cset: ConstraintSet, config: LaunchConfig, rule_id: str) -> str:
+    return next(o.status for o in check_set(cset, config) if o.rule.id == rule_id)
 
 
 @lru_cache(maxsize=512)

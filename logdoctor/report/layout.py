@@ -319,7 +319,7 @@ class Layout:
         lines = self._wrap(root.title + where, "", "Root cause: ")
         out += [[(line, "bold red" if n == 0 else "bold")] for n, line in enumerate(lines)]
         out += [[(line, "green")] for line in self._wrap(redact(root.fix.summary), "", "Fix: ")]
-        for caveat in getattr(root.fix, "caveats", None) or []:
+        for caveat in root.fix.caveats:
             out += [[(line, "yellow")] for line in self._wrap(redact(caveat), "", "Note: ")]
         if root.fix.command:
             command = redact(root.fix.command)
