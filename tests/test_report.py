@@ -46,3 +46,16 @@ def test_a_styled_line_wraps_at_blanks_and_keeps_a_marked_word_whole() -> None:
     assert rows == ["  + vllm serve model --dtype half", "    {+--max-model-len+}"]
     long = [("x" * 90, "")]
     assert [len(plain(row)) for row in wrap_segments(long, 40, "  ")] == [40, 40, 14]  # 40 + 38 + 12, the rows after the first indented
+
+
+def test_a_long_commands_diff_is_the_options_that_changed() -> None:
+    from logdoctor.report.layout import command_changes, plain
+
+    before = "vllm serve m --tensor-parallel-size 2 --use-replayssm --mamba-backend cpu"
+    after = "VLLM_USE_V2_MODEL_RUNNER=0 vllm serve m --tensor-parallel-size 1 --mamba-backend cpu --max-model-len 4096"
+    assert [plain(line) for line in command_changes(before, after)] == [
+        "  ~ --tensor-parallel-size 2 -> 1",
+        "  - --use-replayssm",
+        "  + VLLM_USE_V2_MODEL_RUNNER=0",
+        "  + --max-model-len 4096",
+    ]

@@ -323,8 +323,11 @@ class Layout:
             out += [[(line, "yellow")] for line in self._wrap(redact(caveat), "", "Note: ")]
         if root.fix.command:
             command = redact(root.fix.command)
-            if root.fix.original_command:
-                for line in command_diff(root.fix.original_command, root.fix.command):
+            if root.fix.original_command:  # the words that changed; a long command's changes alone
+                diff = command_diff(root.fix.original_command, root.fix.command)
+                if max(len(plain(line)) for line in diff) > 2 * self.width:
+                    diff = command_changes(root.fix.original_command, root.fix.command)
+                for line in diff:
                     out += self.fit(line, "    ")
             out.append([("Corrected command:", "underline")])
             out.append([(command, "bold")])
@@ -351,6 +354,40 @@ def command_diff(before: str, after: str) -> list[Line]:
         if added:
             plus += [("{+", MARKER), (added, "bold green"), ("+}", MARKER), (" ", "")]
     return [_trim(minus), _trim(plus)]
+
+
+def command_changes(before: str, after: str) -> list[Line]:
+    """The diff of a command too long to read twice: one line per option that changed (`- --use-replayssm`,
+    `+ --max-model-len 39968`, `~ --mamba-backend cpu -> flashinfer`), an environment variable likewise."""
+    import shlex
+
+    old, new = _options(shlex.split(redact(before))), _options(shlex.split(redact(after)))
+    out: list[Line] = []
+    for key, words in old.items():
+        if key not in new:
+            out.append([("  - ", "red"), (shlex.join(words), "red strike")])
+        elif new[key] != words and words[0].startswith("-"):
+            was, now = shlex.join(words[1:]) or "(on)", shlex.join(new[key][1:]) or "(on)"
+            out.append([("  ~ ", "yellow"), (f"{words[0]} {was} -> ", ""), (now, "bold green")])
+    out += [[("  + ", "green"), (shlex.join(words), "bold green")] for key, words in new.items() if key not in old]
+    return out
+
+
+def _options(tokens: list[str]) -> dict[str, list[str]]:
+    """A command's words by what they set: `--flag` with its values, `VAR=` assignments, the rest by place."""
+    options: dict[str, list[str]] = {}
+    key = ""
+    for token in tokens:
+        if token.startswith("-"):
+            key = token.split("=", 1)[0]
+            options[key] = [token]
+        elif key:
+            options[key].append(token)
+        elif "=" in token and token.split("=", 1)[0].isidentifier():
+            options[token.split("=", 1)[0] + "="] = [token]
+        else:  # `vllm`, `serve`, the model: by their place among themselves, and by what they are
+            options[f"#{sum(k.startswith('#') for k in options)}={token}"] = [token]
+    return options
 
 
 def _trim(line: Line) -> Line:
