@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from logdoctor.redact import redact
 
 if TYPE_CHECKING:
+    from logdoctor.audit import RuleResult
     from logdoctor.model import ConstraintResult, EvidenceLine, Finding
 
 Segment = tuple[str, str]  # (text, rich style or "")
@@ -230,7 +231,7 @@ class Layout:
             out += [[(line, "")] for line in self._wrap(redact(step), "    ", f"{n}. ")]
         return out
 
-    def rules(self, results: Sequence[ConstraintResult]) -> list[Line]:
+    def rules(self, results: Sequence[ConstraintResult | RuleResult]) -> list[Line]:
         """The feature's rules: unmet and unknown in full, the met ones counted (all of them, verbose)."""
         if not results:
             return []
