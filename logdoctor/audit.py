@@ -38,6 +38,9 @@ class Audit:
     before: str | None = None  # the launch as a command line
     after: str | None = None  # the corrected command, when a rule is unmet
     unresolved: list[str] = field(default_factory=list)  # rules the corrected command still breaks
+    # What the corrected command gives up or leaves open (flags it drops, values it could not compute,
+    # rules left unknown and what would reveal them): Fix.caveats of a finding.
+    caveats: list[str] = field(default_factory=list)
 
     @property
     def unmet(self) -> list[RuleResult]:
@@ -111,9 +114,12 @@ def audit(
         plan = plan_fix(cset, fixed, raised)
         changed = changed or bool(plan.applied)
         fixed = plan.config
+        result.caveats += [c for c in plan.caveats if c not in result.caveats]
         result.unresolved += [f"{set_label(cset)}: {o.rule.id}" for o in plan.outcomes if o.status == "unmet"]
     if renderable and config.get("model") is not None:
         result.before = render_command(config, version)
-        if changed:
-            result.after = render_command(fixed, version)
+        after = render_command(fixed, version) if changed else None
+        # A plan whose fixes could change nothing (their values unknown) has no corrected command: its
+        # caveats say why.
+        result.after = after if after != result.before else None
     return result

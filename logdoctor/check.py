@@ -4,11 +4,12 @@ against every constraint set that applies, before anything is launched."""
 from __future__ import annotations
 
 import os
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from logdoctor.audit import Audit, audit, fill_defaults
-from logdoctor.launch.cmdline import parse_command, read_config_file
+from logdoctor.launch.cmdline import ParsedCommand, parse_command, read_config_file, render_command
 from logdoctor.launch.config import LaunchConfig, Origin
 from logdoctor.launch.facts import add_model_facts
 from logdoctor.library.rules import ConstraintSet
@@ -25,6 +26,9 @@ class CheckReport:
     audit: Audit
     problems: list[str] = field(default_factory=list)
     config: LaunchConfig | None = None
+    # Keys of the --config YAML vLLM would refuse, as the diff of the file that fixes them (`- x: v`,
+    # `+ y: v`): the fix is in the file, not on the command line.
+    yaml_diff: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -41,6 +45,14 @@ def newest_version() -> str:
 def build_config(
     tokens: list[str], config_file: str | None, version: str, architecture: str | None, environ: dict[str, str]
 ) -> tuple[LaunchConfig, list[str]]:
+    parsed = read_launch(tokens, config_file, version, architecture, environ)
+    return parsed.config, parsed.problems
+
+
+def read_launch(
+    tokens: list[str], config_file: str | None, version: str, architecture: str | None, environ: dict[str, str]
+) -> ParsedCommand:
+    """The launch as `check` reads it: the command (and --config file), vLLM's defaults, the model's facts."""
     argv = list(tokens)
     if config_file is not None:
         if not argv:
@@ -60,7 +72,7 @@ def build_config(
             config.set(f"env.{name}", value, Origin(kind="command", where=where))
     fill_defaults(config, version, "not on the command line")
     add_model_facts(config, architecture)
-    return config, parsed.problems
+    return parsed
 
 
 def run_check(
@@ -73,7 +85,43 @@ def run_check(
 ) -> CheckReport:
     sets = constraint_sets() if sets is None else sets
     version = version or newest_version()
-    config, problems = build_config(
-        tokens, config_file, version, architecture, dict(os.environ) if environ is None else environ
-    )
-    return CheckReport(version, audit(config, sets, version), problems, config)
+    environ = dict(os.environ) if environ is None else environ
+    parsed = read_launch(tokens, config_file, version, architecture, environ)
+    config = parsed.config
+    result = audit(config, sets, version)
+    report = CheckReport(version, result, parsed.problems, config)
+    report.yaml_diff = list(parsed.yaml_diff)
+    if parsed.renames or parsed.unknown:
+        # Options vLLM would refuse: the nearest real one when there is exactly one, else left out (said).
+        fixed_tokens = correct_options(tokens, parsed.renames, parsed.unknown)
+        fixed, _ = build_config(fixed_tokens, config_file, version, architecture, environ)
+        corrected = audit(fixed, sets, version)
+        result.before = shlex.join(tokens if tokens else ["vllm", "serve"])
+        result.after = corrected.after or render_command(fixed, version)
+        result.caveats += [
+            f"replaces {old} with {new} (the nearest option of vLLM {version})" for old, new in parsed.renames.items()
+        ]
+        result.caveats += [
+            f"drops {option}: vLLM {version} has no such option and none near it" for option in parsed.unknown
+        ]
+        result.caveats += [c for c in corrected.caveats if c not in result.caveats]
+    return report
+
+
+def correct_options(tokens: list[str], renames: dict[str, str], unknown: list[str]) -> list[str]:
+    """The command with each refused option renamed to its nearest real one, or removed with its value."""
+    out: list[str] = []
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        option, has_inline, inline = token.partition("=")
+        i += 1
+        if option in renames:
+            out.append(renames[option] + (f"={inline}" if has_inline else ""))
+            continue
+        if option in unknown:
+            if not has_inline and i < len(tokens) and not tokens[i].startswith("-"):
+                i += 1  # its value goes with it
+            continue
+        out.append(token)
+    return out

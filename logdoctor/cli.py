@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import math
 import os
+import re
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 from logdoctor import __version__
 from logdoctor.exits import EXIT_FINDINGS, EXIT_OK, EXIT_SIGPIPE, EXIT_USAGE
@@ -22,54 +24,142 @@ PROGRESS_MIN_BYTES = 32 << 20  # show a progress bar only when the input takes a
 PROGRESS_ENV = "LOGDOCTOR_PROGRESS_MIN_BYTES"  # override (tests; people who always want one)
 
 
-def _add_common(parser: argparse.ArgumentParser, top: bool = False) -> None:
-    # Given before or after the command (`logdoctor --format json scan F` = `logdoctor scan --format json F`):
-    # a command's own copy must not reset what the top level read, so only the top level has defaults.
-    parser.add_argument(
-        "--format",
-        choices=("text", "json"),
-        default=None if top else argparse.SUPPRESS,
-        help="text for people (default; json for watch), json for JSON Lines: one finding per line, and a summary "
-        "line when a file or the input ends",
-    )
-    parser.add_argument(
-        "--patterns",
-        action="append",
-        default=[] if top else argparse.SUPPRESS,
-        metavar="DIR",
-        help="extra pattern files or folders (repeatable; also $LOGDOCTOR_PATTERNS)",
-    )
+GLOBAL_OPTIONS = ("--format", "--patterns", "--verbose")
+# Which of the global options each command takes (None: the pipe, no command). Given before the command or
+# after it, an option works the same; given to a command that has no use for it, it is refused (exit 2)
+# rather than accepted and ignored.
+COMMAND_GLOBALS: dict[str | None, frozenset[str]] = {
+    None: frozenset(GLOBAL_OPTIONS),
+    "scan": frozenset(GLOBAL_OPTIONS),
+    "check": frozenset({"--format"}),
+    "run": frozenset(GLOBAL_OPTIONS),
+    "watch": frozenset(GLOBAL_OPTIONS),
+    "patterns": frozenset({"--format", "--patterns"}),
+    "explain": frozenset({"--patterns"}),
+    "schema": frozenset(),
+    "completion": frozenset(),
+}
+FORMAT_HELP = (
+    "text for people (default; json for watch), json for JSON Lines: one finding per line, and a summary line "
+    "when a file or the input ends"
+)
+PATTERNS_HELP = "extra pattern files or folders (repeatable; also $LOGDOCTOR_PATTERNS)"
+VERBOSE_HELP = "text: every detail of every finding (evidence, the whole explanation, every rule)"
+# watch --poll: below 10 ms the loop only burns a core; above a day it is not following anything.
+POLL_MIN, POLL_MAX = 0.01, 86400.0
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, with an error on one line (`logdoctor watch: error: argument --poll: ... (see ...)`):
+    argparse's own puts the whole usage above it, and the one line that matters scrolls by."""
+
+    commands: dict[str, argparse.ArgumentParser]  # the top level's: each command's parser, by name
+
+    def error(self, message: str) -> NoReturn:
+        message = " ".join(message.split("\n"))
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
+
+
+def _add_common(parser: argparse.ArgumentParser, options: frozenset[str], top: bool = False) -> None:
+    """The global options. The top level's are `format`, `patterns` and `verbose`; a command's own copies
+    have other names (`sub_format`, ...), so `logdoctor --patterns A scan --patterns B F` reads both A and B
+    (argparse would let the command's copy replace the top level's), and parse_args() merges them."""
+    if "--format" in options:
+        parser.add_argument(
+            "--format",
+            choices=("text", "json"),
+            dest="format" if top else "sub_format",
+            default=None if top else argparse.SUPPRESS,
+            help=FORMAT_HELP,
+        )
+    if "--patterns" in options:
+        parser.add_argument(
+            "--patterns",
+            action="append",
+            dest="patterns" if top else "sub_patterns",
+            default=[] if top else argparse.SUPPRESS,
+            metavar="DIR",
+            help=PATTERNS_HELP,
+        )
+    if "--verbose" in options:
+        parser.add_argument(
+            "--verbose",
+            action="store_true",
+            dest="verbose" if top else "sub_verbose",
+            default=False if top else argparse.SUPPRESS,
+            help=VERBOSE_HELP,
+        )
+    if not top:
+        parser.add_argument("--version", action="version", version=f"logdoctor {__version__}")
+
+
+def _port(text: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number; give one from 1 to 65535") from None
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port; give one from 1 to 65535")
+    return port
+
+
+def _poll_seconds(text: str) -> float:
+    try:
+        seconds = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not (math.isfinite(seconds) and POLL_MIN <= seconds <= POLL_MAX):
+        raise argparse.ArgumentTypeError(f"{text} is out of range; give seconds from {POLL_MIN:g} to {POLL_MAX:g}")
+    return seconds
+
+
+def _version(text: str) -> str:
+    if not re.fullmatch(r"v?\d+\.\d+(\.\d+)?([.+-]?[0-9A-Za-z.+-]*)?", text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a vLLM version; give one like 0.28.0")
+    return text.removeprefix("v")
 
 
 # The format of a command whose user chose none.
 _DEFAULT_FORMAT = {"watch": "json"}
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+def build_parser() -> Parser:
+    parser = Parser(
         prog="logdoctor",
         description="Diagnose vLLM server logs. With no command, read a log on standard input, copy it "
         "to standard output unchanged and print diagnoses on standard error as errors land: "
-        "`vllm serve ... 2>&1 | logdoctor`.",
+        "`vllm serve ... 2>&1 | logdoctor`. --format and --patterns may be given before or after the command.",
     )
     parser.add_argument("--version", action="version", version=f"logdoctor {__version__}")
-    _add_common(parser, top=True)
+    _add_common(parser, COMMAND_GLOBALS[None], top=True)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    scan = commands.add_parser("scan", help="diagnose saved logs (plain or .gz; a folder means its *.log* files)")
-    scan.add_argument("paths", nargs="+", metavar="FILE|DIR")
-    _add_common(scan)
-    check = commands.add_parser(
+
+    def command(name: str, **kwargs: Any) -> argparse.ArgumentParser:
+        sub: argparse.ArgumentParser = commands.add_parser(name, **kwargs)
+        _add_common(sub, COMMAND_GLOBALS[name])
+        return sub
+
+    scan = command(
+        "scan",
+        help="diagnose saved logs: files (plain or gzip), folders, - for standard input, pipes and FIFOs",
+        description="Diagnose saved logs, a report per file. FILE is a plain or gzip file (told by its first "
+        "bytes, not its name), a FIFO or - (standard input: `cat server.log | logdoctor scan -`). DIR means every "
+        "log file below it, at any depth: *.log and their rotated copies (x.log.1, x.log-20261130, x.log.2.gz).",
+    )
+    scan.add_argument("paths", nargs="+", metavar="FILE|DIR|-")
+    check = command(
         "check",
         help="check a vllm serve command before launching it: every rule it breaks, and the corrected command",
         description="Check `vllm serve ...` (after --) or a vLLM --config YAML against every constraint set "
         "that applies. Exit 1 when a rule is unmet or vLLM would reject the command.",
     )
     check.add_argument("--config", dest="config_file", metavar="YAML", help="vLLM's own --config file")
-    check.add_argument("--vllm-version", metavar="X.Y.Z", help="the vLLM version to check for (default: newest known)")
+    check.add_argument(
+        "--vllm-version", type=_version, metavar="X.Y.Z", help="the vLLM version to check for (default: newest known)"
+    )
     check.add_argument("--architecture", help="the model's architecture, e.g. NemotronHForCausalLM")
-    check.add_argument("--format", choices=("text", "json"), default=argparse.SUPPRESS)
     check.add_argument("command_line", nargs=argparse.REMAINDER, metavar="-- vllm serve MODEL ...")
-    run = commands.add_parser(
+    run = command(
         "run",
         help="start a command (e.g. vllm serve), pass its output through and diagnose it live; exits with its status",
         description="Start COMMAND (after --) and copy its stdout to standard output and its stderr to standard "
@@ -84,9 +174,8 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="when the command ends, write every finding (root cause ranked) to FILE as JSON Lines",
     )
-    _add_common(run)
     run.add_argument("command_line", nargs=argparse.REMAINDER, metavar="-- COMMAND ARGS...")
-    watch = commands.add_parser(
+    watch = command(
         "watch",
         help="follow log files (sidecar): rotation, restarts, container formats; JSON Lines on stdout",
         description="Follow vLLM log files by name through rotation (rename, copytruncate, delete and "
@@ -96,30 +185,89 @@ def build_parser() -> argparse.ArgumentParser:
         "save the state; it exits 0.",
     )
     watch.add_argument("paths", nargs="+", metavar="PATH")
-    watch.add_argument("--format", choices=("json", "text"), default=argparse.SUPPRESS)
     watch.add_argument("--state", metavar="FILE", help="remember offsets and reported findings across restarts")
-    watch.add_argument("--metrics-port", type=int, metavar="N", help="serve Prometheus /metrics and /healthz")
+    watch.add_argument(
+        "--metrics-port", type=_port, metavar="N", help="serve Prometheus /metrics and /healthz on port N (1-65535)"
+    )
     watch.add_argument(
         "--poll",
-        type=float,
+        type=_poll_seconds,
         default=1.0,
         metavar="SECONDS",
-        help="how often files are checked when no file event arrives (default 1)",
+        help=f"how often files are checked when no file event arrives (default 1, {POLL_MIN:g} to {POLL_MAX:g})",
     )
-    watch.add_argument("--patterns", action="append", default=[], metavar="DIR")
-    patterns = commands.add_parser(
+    patterns = command(
         "patterns",
-        help="list the pattern library; `patterns test [DIR]` runs every example and the collision check",
+        help="list the pattern library (--family, --grep, --format json); `patterns test [DIR]` runs every example",
+        description="List the pattern library, one pattern a line (--format json: one JSON object a line). "
+        "`patterns test [DIR]` runs every pattern's examples and the collision check.",
     )
     patterns.add_argument("action", nargs="?", choices=["test"], help="test: check every pattern's examples")
     patterns.add_argument("dirs", nargs="*", metavar="DIR", help="your own pattern files or folders, with test")
+    patterns.add_argument("--family", metavar="F", help="only the family F: the id before its first dot (memory, cuda)")
+    patterns.add_argument("--grep", metavar="TEXT", help="only patterns whose id or title contains TEXT (any case)")
     patterns.add_argument("--markdown", action="store_true", help="print docs/patterns.md")
-    patterns.add_argument("--patterns", action="append", default=[], metavar="DIR", help=argparse.SUPPRESS)
-    explain = commands.add_parser("explain", help="print one pattern as a documentation page")
+    explain = command(
+        "explain",
+        help="print one pattern (or `unrecognized`) as a documentation page",
+        description="Print the documentation page of a rule id: a pattern's, or `unrecognized` (an error no "
+        "pattern knows). Rendered on a terminal, plain Markdown text elsewhere.",
+    )
     explain.add_argument("pattern_id", metavar="ID")
-    explain.add_argument("--patterns", action="append", default=[], metavar="DIR")
-    commands.add_parser("schema", help="print the JSON Schema of a --format json line (a finding or a summary)")
+    command("schema", help="print the JSON Schema of a --format json line (a finding or a summary)")
+    completion = command(
+        "completion",
+        help="print a shell completion script: bash, zsh or fish",
+        description="Print a completion script for SHELL, e.g. `logdoctor completion bash > "
+        "/etc/bash_completion.d/logdoctor`, or `source <(logdoctor completion zsh)` in ~/.zshrc, or "
+        "`logdoctor completion fish > ~/.config/fish/completions/logdoctor.fish`.",
+    )
+    completion.add_argument("shell", choices=("bash", "zsh", "fish"))
+    parser.commands = dict(commands.choices)
     return parser
+
+
+# Commands whose last positional takes any number of values: `scan a.log --format json b.log` reads both
+# files (argparse alone would take a.log, then call b.log an unrecognized argument).
+_MANY_PATHS = {"scan": "paths", "watch": "paths", "patterns": "dirs"}
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """The command line, with the global options merged: before or after the command they mean the same,
+    and one the command has no use for is refused on one line (exit 2), never accepted and ignored."""
+    parser = build_parser()
+    args, extras = parser.parse_known_args(argv)
+    command = args.command
+    where = parser.commands[command] if command else parser
+    if extras and command in _MANY_PATHS and all(e == "-" or not e.startswith("-") for e in extras):
+        getattr(args, _MANY_PATHS[command]).extend(extras)
+        extras = []
+    for extra in extras:
+        option = extra.split("=", 1)[0]
+        if option in GLOBAL_OPTIONS:
+            where.error(f"{option} does not apply to {command or 'the pipe'}")
+    if extras:
+        where.error(f"unrecognized arguments: {' '.join(extras)}")
+    accepted = COMMAND_GLOBALS[command]
+    if args.format is not None and "--format" not in accepted:
+        where.error(f"--format does not apply to {command}")
+    if args.patterns and "--patterns" not in accepted:
+        where.error(f"--patterns does not apply to {command}")
+    if args.verbose and "--verbose" not in accepted:
+        where.error(f"--verbose does not apply to {command}")
+    args.format = getattr(args, "sub_format", None) or args.format or _DEFAULT_FORMAT.get(command or "", "text")
+    args.patterns = [*args.patterns, *getattr(args, "sub_patterns", [])]
+    args.verbose = args.verbose or getattr(args, "sub_verbose", False)
+    if args.verbose and args.format != "text":
+        where.error("--verbose applies to --format text (JSON always holds every detail)")
+    if command == "patterns":
+        listing = [name for name, value in (("--family", args.family), ("--grep", args.grep)) if value is not None]
+        if args.format == "json":
+            listing.append("--format json")
+        mode = "patterns test" if args.action == "test" else "patterns --markdown" if args.markdown else None
+        if mode is not None and listing:
+            where.error(f"{listing[0]} does not apply to `{mode}`")
+    return args
 
 
 def _load_library(patterns: Sequence[str]) -> Library | None:
@@ -164,7 +312,7 @@ def cmd_pipe(args: argparse.Namespace) -> int:
     from logdoctor.report import make_reporter
     from logdoctor.sources.passthrough import pump
 
-    reporter = make_reporter(args.format, sys.stderr)
+    reporter = make_reporter(args.format, sys.stderr, verbose=args.verbose, live=True)
     doctor = Doctor(library, on_internal_error=library.on_notice)
     guard = pump(doctor, reporter.finding, sys.stdin.fileno(), sys.stdout.fileno())
     with contextlib.suppress(OSError, ValueError):  # stderr may be gone; the exit status still counts
@@ -174,7 +322,7 @@ def cmd_pipe(args: argparse.Namespace) -> int:
 
 
 def cmd_scan(args: argparse.Namespace) -> int:
-    from logdoctor.sources.files import InputError, expand
+    from logdoctor.sources.files import InputError, disk_size, expand
 
     try:
         paths = expand(args.paths)
@@ -187,9 +335,12 @@ def cmd_scan(args: argparse.Namespace) -> int:
     from logdoctor.report import make_reporter
     from logdoctor.scan import scan_paths
 
-    reporter = make_reporter(args.format, sys.stdout)
-    total = sum(p.stat().st_size for p in paths)
-    threshold = int(os.environ.get(PROGRESS_ENV, PROGRESS_MIN_BYTES))
+    reporter = make_reporter(args.format, sys.stdout, verbose=args.verbose)
+    total = sum(disk_size(p) for p in paths)
+    try:
+        threshold = int(os.environ.get(PROGRESS_ENV, PROGRESS_MIN_BYTES))
+    except ValueError:  # not an option of the user's: a bad value means the default, not a traceback
+        threshold = PROGRESS_MIN_BYTES
     progress = args.format == "text" and sys.stderr.isatty() and total >= threshold
     result = scan_paths(paths, library, reporter, progress=progress)
     reporter.close()
@@ -225,12 +376,19 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
+    if args.state is not None:
+        folder = os.path.dirname(os.path.abspath(args.state))
+        if not os.path.isdir(folder):
+            print(f"logdoctor watch: --state {args.state}: no folder {folder}; create it first", file=sys.stderr)
+            return EXIT_USAGE
     library = _load_library(args.patterns)
     if library is None:
         return EXIT_USAGE
     from logdoctor.watch import watch
 
-    return watch(args.paths, library, sys.stdout, args.format, args.state, args.metrics_port, args.poll)
+    return watch(
+        args.paths, library, sys.stdout, args.format, args.state, args.metrics_port, args.poll, verbose=args.verbose
+    )
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -258,7 +416,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         except OSError as exc:
             print(f"logdoctor run: cannot create the report {args.report}: {exc.strerror or exc}", file=sys.stderr)
             return EXIT_USAGE
-    reporter = make_reporter(args.format, sys.stderr)
+    reporter = make_reporter(args.format, sys.stderr, verbose=args.verbose, live=True)
     doctor = Doctor(library, on_internal_error=library.on_notice)
 
     def emit(finding: Finding) -> None:
@@ -296,7 +454,7 @@ def cmd_patterns(args: argparse.Namespace) -> int:
     library = _load_library([*args.patterns, *args.dirs])
     if library is None:
         return EXIT_USAGE
-    from logdoctor.library.docs import library_markdown, library_table
+    from logdoctor.library.docs import families, library_markdown, pattern_record, select
 
     if args.action == "test":
         from logdoctor.library.selftest import check_library
@@ -314,29 +472,70 @@ def cmd_patterns(args: argparse.Namespace) -> int:
     if args.markdown:
         sys.stdout.write(library_markdown(library))
         return EXIT_OK
-    rows = library_table(library)
-    width = max(len(r[0]) for r in rows)
-    for ident, severity, versions, title in rows:
-        print(f"{ident:<{width}}  {severity:<7}  {versions:<14}  {title}")
-    print(f"{len(rows)} patterns, {len(library.sets)} constraint sets")
+    known = families(library)
+    if args.family is not None and args.family not in known:
+        import difflib
+
+        close = difflib.get_close_matches(args.family, known, n=3)
+        hint = f"did you mean {', '.join(close)}?" if close else f"the families are {', '.join(known)}"
+        print(f"logdoctor patterns: no family {args.family!r}; {hint}", file=sys.stderr)
+        return EXIT_USAGE
+    chosen = select(library, args.family, args.grep)
+    if args.format == "json":
+        for pattern in chosen:
+            print(json.dumps(pattern_record(library, pattern), ensure_ascii=False, separators=(",", ":")))
+        return EXIT_OK
+    if chosen:
+        width = max(len(p.id) for p in chosen)
+        for p in chosen:
+            print(f"{p.id:<{width}}  {p.severity:<7}  {p.source.versions or 'any':<14}  {p.title}")
+    if len(chosen) == len(library.patterns):
+        print(f"{len(chosen)} patterns, {len(library.sets)} constraint sets")
+    else:
+        print(f"{len(chosen)} of {len(library.patterns)} patterns")
     return EXIT_OK
 
 
+def _show_page(page: str) -> None:
+    """A Markdown page: rendered by rich on a terminal (NO_COLOR: the same layout, without colour; rich
+    reads it), the Markdown text itself elsewhere (a file, a pipe, a pager), which reads as plain text."""
+    if not sys.stdout.isatty():
+        sys.stdout.write(page)
+        return
+    from rich.console import Console
+    from rich.markdown import Markdown
+
+    Console().print(Markdown(page))
+
+
 def cmd_explain(args: argparse.Namespace) -> int:
+    from logdoctor.diagnose import UNRECOGNIZED
+    from logdoctor.library.docs import UNRECOGNIZED_PAGE, pattern_page, rule_sets_of
+
+    if args.pattern_id == UNRECOGNIZED:
+        _show_page(UNRECOGNIZED_PAGE)
+        return EXIT_OK
     library = _load_library(args.patterns)
     if library is None:
         return EXIT_USAGE
-    from logdoctor.library.docs import pattern_page, rule_sets_of
-
     pattern = library.by_id.get(args.pattern_id)
+    areas: dict[str, int] = {}
+    if pattern is None and (surface := library.surface()) is not None:
+        for entry in surface.entries():
+            areas[f"vllm.{entry.area}"] = areas.get(f"vllm.{entry.area}", 0) + 1
+        if args.pattern_id in areas:
+            from logdoctor.library.docs import surface_page
+
+            _show_page(surface_page(args.pattern_id.removeprefix("vllm."), areas[args.pattern_id]))
+            return EXIT_OK
     if pattern is None:
         import difflib
 
-        close = difflib.get_close_matches(args.pattern_id, list(library.by_id), n=3)
+        close = difflib.get_close_matches(args.pattern_id, [*library.by_id, UNRECOGNIZED, *areas], n=3)
         hint = f"; did you mean {', '.join(close)}?" if close else "; `logdoctor patterns` lists them"
         print(f"logdoctor explain: no pattern {args.pattern_id!r}{hint}", file=sys.stderr)
         return EXIT_USAGE
-    sys.stdout.write(pattern_page(pattern, rule_sets_of(library, pattern.id)))
+    _show_page(pattern_page(pattern, rule_sets_of(library, pattern.id)))
     return EXIT_OK
 
 
@@ -344,6 +543,13 @@ def cmd_schema(args: argparse.Namespace) -> int:
     from logdoctor.model import json_lines_schema
 
     print(json.dumps(json_lines_schema(), indent=2))
+    return EXIT_OK
+
+
+def cmd_completion(args: argparse.Namespace) -> int:
+    from logdoctor.completion import script
+
+    sys.stdout.write(script(build_parser(), args.shell))
     return EXIT_OK
 
 
@@ -357,9 +563,7 @@ def _standard_streams() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     _standard_streams()
-    args = build_parser().parse_args(argv)
-    if args.format is None:
-        args.format = _DEFAULT_FORMAT.get(args.command or "", "text")
+    args = parse_args(argv)
     handlers = {
         None: cmd_pipe,
         "scan": cmd_scan,
@@ -369,6 +573,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "patterns": cmd_patterns,
         "explain": cmd_explain,
         "schema": cmd_schema,
+        "completion": cmd_completion,
     }
     try:
         return handlers[args.command](args)

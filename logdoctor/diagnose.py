@@ -7,14 +7,15 @@ finding: a log without one (and `--version`, and a clean scan's start) does not 
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from logdoctor.assemble import Event, RaisedException
 from logdoctor.launch.argspec import load_spec
-from logdoctor.launch.cmdline import convert, render_command
-from logdoctor.launch.config import Origin
+from logdoctor.launch.cmdline import convert, format_value, render_command, typed_value
+from logdoctor.launch.config import LaunchConfig, Origin
 from logdoctor.launch.tracker import Launch
 from logdoctor.library import qualified
 from logdoctor.library.matcher import Library, Match
@@ -30,8 +31,12 @@ UNRECOGNIZED = "unrecognized"
 MAX_EVIDENCE_LINES = 40
 MAX_ERROR_MESSAGE = 4000
 
-_PLACEHOLDER = re.compile(r"\{(\w+)(?:\|([^{}]*))?\}")
+# `{name}`, `{name|fallback}`, and computed ones: `{name:divisors}`, `{name:divisor_at_most:other}`.
+_FUNCTIONS = "divisors|divisor_at_most|common_divisor|cofactor"
+_PLACEHOLDER = re.compile(r"\{(\w+)(?::(" + _FUNCTIONS + r")(?::(\w+))?)?(?:\|([^{}]*))?\}")
 _NUMBERS = re.compile(r"0x[0-9a-fA-F]+|\d+")
+# A capture written as a flag's value in a fix's text: `--max-model-len {derived}`, `--max-model-len={derived}`.
+_FLAG_VALUE = re.compile(r"(--[A-Za-z][\w-]*)[ =]\{(\w+)(?:\|[^{}]*)?\}")
 _TEMPLATE_FIELD = re.compile(r"\{[^{}]*\}")
 # A line of Python's warnings module: `/path/torchvision/io/image.py:13: UserWarning: Failed to load ...`.
 _PYTHON_WARNING = re.compile(r"\S+\.py:\d+: [A-Z]\w*Warning: ")
@@ -43,14 +48,52 @@ _FATAL_FRAME = re.compile(r"<module>|_bootstrap(?:_inner)?|run_engine_core|worke
 ROLE_ORDER = {"cause": 0, "consequence": 1, "wrapper": 2, "benign": 3, "request": 4}
 
 
+def divisors(number: int) -> list[int]:
+    return [d for d in range(1, number + 1) if number % d == 0]
+
+
+def say_list(items: list[str], last: str = "or") -> str:
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} {last} {items[-1]}"
+
+
+def _computed(name: str, argument: str | None, value: str, captures: dict[str, str]) -> str | None:
+    """A value computed from a capture, never templated (a divisor list is the capture's own divisors)."""
+    try:
+        number = int(value)
+    except ValueError:
+        return None
+    if number < 1:
+        return None
+    if name == "divisors":
+        return say_list([str(d) for d in divisors(number)])
+    try:
+        other = int(captures.get(argument or "", ""))
+    except ValueError:
+        return None
+    if other < 1:
+        return None
+    if name == "divisor_at_most":
+        return str(max(d for d in divisors(number) if d <= other))
+    if name == "common_divisor":
+        return str(math.gcd(number, other))
+    if name == "cofactor":  # what is left of this number once the common divisor with the other is taken
+        return str(number // math.gcd(number, other))
+    return None
+
+
 def render(template: str, captures: dict[str, str]) -> str:
-    """Fill `{name}` / `{name|fallback}` from a pattern's captures."""
+    """Fill `{name}` / `{name|fallback}` from a pattern's captures, and values computed from them:
+    `{name:divisors}` (the divisors of the capture: `1, 2, 3, 4, 6 or 12`), `{name:divisor_at_most:other}`
+    (its largest divisor not above the capture `other`), `{name:common_divisor:other}` (their greatest
+    common divisor), `{name:cofactor:other}` (the capture divided by that)."""
 
     def fill(match: re.Match[str]) -> str:
         value = captures.get(match[1])
+        if value is not None and match[2] is not None:
+            value = _computed(match[2], match[3], value, captures)
         if value is not None:
             return value
-        return match[2] if match[2] is not None else f"<{match[1]}>"
+        return match[4] if match[4] is not None else f"<{match[1]}>"
 
     return _PLACEHOLDER.sub(fill, template)
 
@@ -89,34 +132,50 @@ _OPTION = re.compile(r"(?<![\w-])--?[A-Za-z][\w.-]*")
 
 def suggest_nearest_flags(finding: Finding, library: Library, version: str | None) -> None:
     """For the options a parser refused (the capture a pattern's `fix.nearest` names): the nearest real
-    `vllm serve` options of the launch's release (the newest indexed one when the log does not say)."""
-    import difflib
+    `vllm serve` options of the launch's release (difflib over its argspec; over the error-surface index
+    for a release logdoctor has no argspec of, the newest indexed one when the log does not say), and
+    vLLM's own hint for the option (`--task` -> `--runner pooling`)."""
+    from logdoctor.launch.argspec import available_versions
+    from logdoctor.launch.nearest import nearest_options, vllm_hint
+    from logdoctor.versions import parse_version
 
     pattern = library.by_id.get(finding.rule)
     name = pattern.fix.nearest if pattern is not None else None
     refused = finding.captures.get(name) if name else None
-    surface = library.surface() if refused else None
-    if surface is None or refused is None:
+    if refused is None:
+        # A pattern of its own for the option (a removed flag) gives its own advice; vLLM's hint stays.
+        _, said, tail = finding.error.message.partition("unrecognized arguments:")
+        for option in dict.fromkeys(_OPTION.findall(tail.split("\n", 1)[0]) if said else []):
+            hint = vllm_hint(option, finding.error.message)
+            if hint and not any(hint in s for s in finding.fix.steps):
+                finding.fix.steps.insert(0, f"vLLM's own hint: {hint}")
         return
-    known = surface.flags(version or surface.versions[-1])
-    by_spelling = {option.replace("_", "-").lower(): option for option in known if option.startswith("--")}
+    wanted = parse_version(version) if version else None
+    if wanted is not None and wanted >= (parse_version(available_versions()[0]) or ()):
+        spec = load_spec(version)
+        known: list[str] = list(spec.by_option)
+        release = f"vLLM {version}"
+    else:
+        surface = library.surface()
+        if surface is None:
+            return
+        known = list(surface.flags(version or surface.versions[-1]))
+        release = f"vLLM {version or surface.versions[-1]}" + ("" if version else ", the newest indexed release")
+    steps: list[str] = []
     for option in dict.fromkeys(_OPTION.findall(refused)):
-        spelled = option.split("=", 1)[0].replace("_", "-").lower()
-        if spelled in by_spelling:
-            continue
-        close = difflib.get_close_matches(spelled, list(by_spelling), n=3, cutoff=0.75)
-        if close:  # the best, and only those about as near as it
-            best = difflib.SequenceMatcher(None, spelled, close[0]).ratio()
-            close = [c for c in close if difflib.SequenceMatcher(None, spelled, c).ratio() >= best - 0.03]
-            nearest = " or ".join(by_spelling[c] for c in close)
-            release = f"vLLM {version or surface.versions[-1]}" + ("" if version else ", the newest indexed release")
-            finding.fix.steps.insert(0, f"Did you mean {nearest}? (the nearest options of {release} to {option})")
+        hint = vllm_hint(option, finding.error.message)
+        if hint and not any(hint in s for s in finding.fix.steps):
+            steps.append(f"vLLM's own hint: {hint}")
+        nearest = nearest_options(option, known)
+        if nearest:
+            steps.append(f"Did you mean {' or '.join(nearest)}? (the nearest options of {release} to {option})")
+    finding.fix.steps[:0] = steps
 
 
 def _attach_launch_fix(finding: Finding, launch: Launch, library: Library) -> None:
-    """Check the whole launch against the rule sets of the failed feature, and write the corrected
-    command: every unmet rule fixed, not only the one vLLM reported (and, for other patterns, the
-    pattern's own flag change)."""
+    """Write the corrected command: the root cause's own change first (the pattern's `fix.set` /
+    `fix.unset`), then the whole launch checked against the rule sets of the failed feature, every unmet
+    rule fixed, not only the one vLLM reported."""
     from dataclasses import asdict
 
     from logdoctor.audit import audit, fill_defaults
@@ -130,25 +189,45 @@ def _attach_launch_fix(finding: Finding, launch: Launch, library: Library) -> No
     result = audit(
         config, library.sets, version, finding.rule, renderable=has_args, raised_message=finding.error.message
     )
+    patched = None
+    if has_args and not any(r.raised_by_vllm for r in result.results):
+        # The error is no rule of a set (a rule's own fix is the root cause's when it is): the pattern's
+        # change comes first, and the sets are checked on the launch it makes.
+        patched = _pattern_fix(finding, config, library, version)
+        if patched is not None:
+            result = audit(patched, library.sets, version, finding.rule, raised_message=finding.error.message)
     if result.results:
         finding.constraints = [ConstraintResult(**asdict(r)) for r in result.results]
-        finding.fix.command = result.after
-        finding.fix.original_command = result.before
+    if not has_args or config.get("model") is None:
         return
+    before = render_command(launch.config, version)
+    after = result.after or (render_command(patched, version) if patched is not None else None)
+    if after is None and not result.results:
+        return
+    finding.fix.original_command = before
+    finding.fix.command = after if after != before else None
+    if finding.fix.command:
+        finding.fix.caveats += [c for c in result.caveats if c not in finding.fix.caveats]
+
+
+def _pattern_fix(finding: Finding, config: LaunchConfig, library: Library, version: str | None) -> LaunchConfig | None:
+    """The launch with the pattern's own change applied (its captures filled in and typed as vLLM's parser
+    types the argument), or None when it has none or a value it needs was not captured."""
     pattern = library.by_id.get(finding.rule)
-    if pattern is None or not has_args or not (pattern.fix.set or pattern.fix.unset):
-        return
+    if pattern is None or not (pattern.fix.set or pattern.fix.unset):
+        return None
     spec = load_spec(version)
+    patched = config.copy_deep()
     origin = Origin(kind="command", where=f"logdoctor fix: {finding.rule}")
     for name in pattern.fix.unset:
-        config.unset(name)
+        patched.unset(name)
     for name, raw in pattern.fix.set.items():
         text = render(str(raw), finding.captures)
         if "<" in text:  # a capture the log did not have: no value to write
-            return
-        config.set(name, convert(spec.by_dest.get(name), text), origin, given=True)
-    finding.fix.original_command = render_command(launch.config, version)
-    finding.fix.command = render_command(config, version)
+            return None
+        arg = spec.by_dest.get(name)
+        patched.set(name, typed_value(arg, convert(arg, text)), origin, given=True)
+    return patched
 
 
 def _diagnose(event: Event, library: Library, launch: int, version: str | None = None) -> Finding | None:
@@ -265,6 +344,7 @@ def _finding(event: Event, match: Match, launch: int, severity: str, version: st
     fix = pattern.fix
     steps = [qualified.for_person(s, version) for s in fix.steps if qualified.applies(s, version)]
     exc = match.exception
+    written = fix_captures(pattern, captures, version)
     return Finding(
         rule=pattern.id,
         severity=severity,  # type: ignore[arg-type]
@@ -277,12 +357,34 @@ def _finding(event: Event, match: Match, launch: int, severity: str, version: st
         process=_process(event, match.record),
         error=_error_info(exc, match.record),
         explanation=render(pattern.explanation.strip(), captures),
-        fix=Fix(summary=render(fix.summary, captures), steps=[render(s, captures) for s in steps]),
+        fix=Fix(summary=render(fix.summary, written), steps=[render(s, written) for s in steps]),
         evidence=_evidence(event, exc, match.record),
         captures=captures,
         docs=pattern.docs,
         truncated=event.truncated,
     )
+
+
+def fix_captures(pattern: Pattern, captures: dict[str, str], version: str | None) -> dict[str, str]:
+    """The captures as a fix's text writes them: a capture that a fix sets an argument to is written the way
+    vLLM's parser reads that argument (`max_model_len = "{derived}"` with `2048.0` logged: `2048`), so the
+    summary and steps say what the corrected command does."""
+    texts = [pattern.fix.summary, *pattern.fix.steps]
+    flagged = [(m[1], m[2]) for text in texts for m in _FLAG_VALUE.finditer(text) if m[2] in captures]
+    if not pattern.fix.set and not flagged:
+        return captures
+    spec = load_spec(version)
+    written = dict(captures)
+    for name, raw in pattern.fix.set.items():
+        field = _PLACEHOLDER.fullmatch(str(raw))
+        if field is None or field[2] is not None or field[1] not in captures:
+            continue  # a computed value is written as computed
+        written[field[1]] = format_value(spec.by_dest.get(name), captures[field[1]])
+    for option, name in flagged:  # `--max-model-len {derived}` in a step: the value that flag takes
+        arg = spec.find(option)
+        if arg is not None and arg.kind == "value":
+            written[name] = format_value(arg, captures[name])
+    return written
 
 
 def _unrecognized(event: Event, exc: RaisedException | None, launch: int, severity: str) -> Finding:

@@ -49,6 +49,8 @@ class _Sightings:
 
 MAX_PROVISIONAL = 256  # provisionally closed events remembered, should one reopen
 MAX_CONTEXTS_HELD = 8  # context records (library `joins_next`) held per process for its next error
+# How `--format json` starts each line: a finding, an amendment, a withdrawal (report/jsonl.py).
+OWN_OUTPUT = ('{"kind":"finding",', '{"kind":"update",', '{"kind":"withdrawn",', '{"kind":"summary",')
 MAX_REPEATS_KEPT = 16  # sightings remembered per error: the earliest are shown, one may be taken back
 
 
@@ -121,6 +123,8 @@ class Doctor:
 
     def feed(self, line: Line, now: float = 0.0) -> list[Finding]:
         self.lines += 1
+        if line.text.startswith(OWN_OUTPUT):
+            return []  # logdoctor's own JSON line (a DaemonSet follows its own container's log too)
         record = records.parse(line)
         if line.source not in self._vllm_sources and (
             record.kind == "vllm" or (record.kind == "raw" and _VLLM_FRAME.match(record.message))

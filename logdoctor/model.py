@@ -35,6 +35,12 @@ class Fix(_Model):
     steps: list[str] = Field(default_factory=list)
     command: str | None = Field(default=None, description="The corrected launch command, when known")
     original_command: str | None = Field(default=None, description="The launch as the log shows it, as a command")
+    caveats: list[str] = Field(
+        default_factory=list,
+        description="What the corrected command gives up or leaves open, each one sentence: a flag or feature "
+        "it drops (and the alternative), a value it could not compute, a rule left unknown and what would "
+        "reveal it, a change it cannot make (an unknown option with no near match). Show them with the command",
+    )
 
 
 class ConstraintResult(_Model):

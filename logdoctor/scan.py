@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from logdoctor.doctor import Doctor
 from logdoctor.pipeline import Pipeline
-from logdoctor.sources.files import InputError, chunks
+from logdoctor.sources.files import InputError, chunks, disk_size
 
 if TYPE_CHECKING:
     from logdoctor.library.matcher import Library
@@ -42,7 +42,7 @@ def stream_file(
     doctor = Doctor(library, on_internal_error=library.on_notice)
     pipeline = Pipeline(doctor)
     channel = pipeline.channel(str(path))
-    channel.expect(path.stat().st_size)  # a big file's first megabyte is sieved too, not read line by line
+    channel.expect(disk_size(path))  # a big file's first megabyte is sieved too, not read line by line
     try:
         for data, position in chunks(path):
             channel.feed(data)
@@ -102,7 +102,7 @@ def _progress(enabled: bool, total: int) -> Iterator[_Advance | None]:
 def scan_paths(paths: list[Path], library: Library, reporter: Reporter, progress: bool = False) -> ScanResult:
     result = ScanResult()
     for path in paths:
-        size = path.stat().st_size
+        size = disk_size(path)  # 0 for a stream: no progress bar
 
         def report(findings: list[Finding]) -> None:
             for finding in sorted(findings, key=lambda f: (f.launch, not f.primary, f.lines[0])):

@@ -25,6 +25,7 @@ def watch(
     state_file: str | None = None,
     metrics_port: int | None = None,
     poll_seconds: float = 1.0,
+    verbose: bool = False,
 ) -> int:
     from logdoctor.report import make_reporter
 
@@ -34,7 +35,7 @@ def watch(
     except StateError as exc:
         print(f"logdoctor watch: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    reporter = make_reporter(fmt, out)
+    reporter = make_reporter(fmt, out, verbose=verbose, live=True)
     metrics = None
     if metrics_port is not None:
         from logdoctor.metrics import Metrics, serve
@@ -44,7 +45,9 @@ def watch(
             serve(metrics, metrics_port)
         except OSError as exc:
             print(
-                f"logdoctor watch: cannot serve metrics on port {metrics_port}: {exc.strerror or exc}", file=sys.stderr
+                f"logdoctor watch: cannot serve metrics on port {metrics_port}: {exc.strerror or exc};"
+                " give another --metrics-port",
+                file=sys.stderr,
             )
             return EXIT_USAGE
 

@@ -26,7 +26,9 @@ def test_a_traceback_longer_than_kept_is_reported_and_marked_truncated(library: 
     (finding,) = diagnose_text(log, library)
     assert finding.error.type == "RecursionError" and finding.truncated
     out = io.StringIO()
-    TextReporter(out).finding(finding)
+    reporter = TextReporter(out)
+    reporter.finding(finding)
+    reporter.close()  # a scan's launch is printed once it is complete
     assert "truncated: the error was longer than logdoctor keeps" in out.getvalue()
 
 

@@ -135,3 +135,67 @@ def test_a_config_path_with_a_nul_is_a_usage_error() -> None:
 
     with pytest.raises(CommandError):
         parse_command(["vllm", "serve", "m", "--config", "\x00"])
+
+
+@pytest.mark.parametrize(
+    ("command", "problem"),
+    [
+        (
+            "vllm serve m --max-model-len 2048.0",
+            "argument --max-model-len: invalid human_readable_int_or_auto value: '2048.0'",
+        ),
+        ("vllm serve m --tensor-parallel-size 2.0", "argument --tensor-parallel-size: invalid int value: '2.0'"),
+        (
+            "vllm serve m --gpu-memory-utilization high",
+            "argument --gpu-memory-utilization: invalid float value: 'high'",
+        ),
+        ("vllm serve m --max-model-len 1.5K", "Decimals are not allowed with binary suffixes like K"),
+    ],
+)
+def test_values_vllm_would_refuse_are_reported(command: str, problem: str) -> None:
+    assert any(problem in p for p in parse(command).problems)
+
+
+@pytest.mark.parametrize(
+    ("command", "dest", "value"),
+    [
+        ("vllm serve m --max-model-len 32k", "max_model_len", 32000),
+        ("vllm serve m --max-model-len 1K", "max_model_len", 1024),
+        ("vllm serve m --max-model-len auto", "max_model_len", -1),
+        ("vllm serve m --max-num-batched-tokens 2M", "max_num_batched_tokens", 2**21),
+    ],
+)
+def test_human_readable_ints_as_vllm_reads_them(command: str, dest: str, value: int) -> None:
+    parsed = parse(command)
+    assert parsed.problems == [] and parsed.config.value(dest) == value
+
+
+def test_a_fix_writes_values_the_way_the_argument_is_typed() -> None:
+    from logdoctor.launch.argspec import load_spec
+    from logdoctor.launch.cmdline import format_value
+
+    spec = load_spec("0.33.0")
+    assert format_value(spec.by_dest["max_model_len"], "2048.0") == "2048"
+    assert format_value(spec.by_dest["max_model_len"], 2048.7) == "2048"  # an upper bound: rounded down
+    assert format_value(spec.by_dest["tensor_parallel_size"], 2.0) == "2"
+    assert format_value(spec.by_dest["gpu_memory_utilization"], "0.9") == "0.9"
+    assert format_value(spec.by_dest["gpu_memory_utilization"], 1) == "1.0"
+
+
+def test_an_unknown_option_gets_the_nearest_real_one_and_vllms_hint(tmp_path: Path) -> None:
+    from logdoctor.check import run_check
+
+    report = run_check(shlex.split("vllm serve m --max-model-length 4096 --task embed"), version="0.33.0", environ={})
+    assert any("did you mean --max-model-len?" in p for p in report.problems)
+    assert any("use --runner pooling" in p for p in report.problems)  # vLLM's own hint, kept
+    assert report.audit.after == "vllm serve m --max-model-len 4096"
+    assert any("drops --task" in c for c in report.audit.caveats)
+
+
+def test_a_bad_yaml_key_is_the_files_with_its_diff(tmp_path: Path) -> None:
+    serve = tmp_path / "serve.yaml"
+    serve.write_text("tensor-paralel-size: 2\nmax-model-len: 1024\n")
+    parsed = parse(f"vllm serve m --config {serve}")
+    assert any(p.startswith(f"key `tensor-paralel-size` in {serve}") for p in parsed.problems)
+    assert parsed.yaml_diff == ["- tensor-paralel-size: 2", "+ tensor-parallel-size: 2"]
+    assert "--tensor-paralel-size" not in parsed.renames  # the command line is not blamed

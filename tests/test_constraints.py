@@ -279,3 +279,12 @@ def test_a_rule_vllm_raised_is_fixed_although_it_reads_as_met() -> None:
     plan = plan_fix(cset, config, broken=frozenset({"eager"}))
     assert [(r.id, o.says) for r, o in plan.applied] == [("eager", "set --enforce-eager")]
     assert plan_fix(cset, config).applied == []
+
+
+def test_a_divisibility_by_one_holds_whatever_the_count() -> None:
+    """`? tp-divides-mamba-heads` with --tensor-parallel-size 1: 1 divides any head count."""
+    from logdoctor.library.rules import Condition
+
+    divides = Condition(field="mamba_num_heads", op="multiple_of", value_from="tensor_parallel_size")
+    assert evaluate(divides, launch(tensor_parallel_size=1)) is True
+    assert evaluate(divides, launch(tensor_parallel_size=2)) is None

@@ -548,3 +548,33 @@ def test_a_statement_vllm_has_in_two_files_is_placed_where_the_traceback_says(li
     )
     (finding,) = diagnose_text(log, library)
     assert "vllm/_custom_ops.py, line 1702, in scaled_fp8_quant (vLLM of the log)" in finding.explanation
+
+
+@pytest.mark.parametrize(
+    ("template", "captures", "text"),
+    [
+        ("{n:divisors}", {"n": "12"}, "1, 2, 3, 4, 6 or 12"),
+        ("{n:divisors}", {"n": "7"}, "1 or 7"),
+        ("{n:divisor_at_most:tp}", {"n": "32", "tp": "3"}, "2"),
+        ("{n:divisor_at_most:tp}", {"n": "2", "tp": "4"}, "2"),
+        ("{n:common_divisor:tp} x {tp:cofactor:n}", {"n": "14", "tp": "4"}, "2 x 2"),
+        ("{n:divisors|see config.json}", {}, "see config.json"),
+    ],
+)
+def test_computed_placeholders(template: str, captures: dict[str, str], text: str) -> None:
+    from logdoctor.diagnose import render
+
+    assert render(template, captures) == text
+
+
+def test_a_fix_value_is_written_as_its_argument_is_typed() -> None:
+    """`max-model-len exceeds the derived maximum` logs `max_position_embeddings=2048.0`: the fix says 2048."""
+    log = (
+        "pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig\n"
+        "  Value error, User-specified max_model_len (100000) is greater than the derived max_model_len "
+        "(max_position_embeddings=2048.0 or model_max_length=None in model's config.json). To allow overriding "
+        "this maximum, set the env var VLLM_ALLOW_LONG_MAX_MODEL_LEN=1. [type=value_error, input_value=x, input_type=y]\n"
+    )
+    (finding,) = [f for f in diagnose_text(log) if f.rule == "memory.max-model-len-exceeds-derived"]
+    text = " ".join([finding.fix.summary, *finding.fix.steps])
+    assert "2048.0" not in text and "--max-model-len 2048`" in text

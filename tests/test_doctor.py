@@ -449,3 +449,15 @@ def test_two_warnings_of_one_second_around_another_loggers_line_are_two_sighting
     doctor = Doctor(library)
     feed_all(doctor, [warning.format("a"), warning.format("b"), access])
     assert [f.occurrences for f in doctor.report()] == [1]
+
+
+def test_logdoctors_own_json_lines_are_not_a_servers_errors(library: Library) -> None:
+    """A DaemonSet follows every container's log, its own too: the findings it printed are not read back."""
+    from pathlib import Path
+
+    from logdoctor.api import diagnose_text
+
+    log = (Path(__file__).parent.parent / "fixtures" / "engine-core-kv-cache-too-small-0.33.log").read_text()
+    printed = "".join(f.model_dump_json() + "\n" for f in diagnose_text(log, library))
+    assert printed.count('"kind":"finding"') == 2
+    assert diagnose_text(printed, library) == []

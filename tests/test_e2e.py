@@ -38,7 +38,7 @@ def json_lines(out: bytes) -> list[dict[str, object]]:
 
 def json_findings(out: bytes) -> list[dict[str, object]]:
     """The findings of `--format json` output (its summary lines left out)."""
-    return [line for line in json_lines(out) if line["kind"] != "summary"]
+    return [line for line in json_lines(out) if line.get("kind") != "summary"]
 
 
 def test_pipe_copies_input_byte_for_byte_and_reports_on_stderr() -> None:

@@ -117,6 +117,8 @@ def test_the_scan_command_prints_each_file_between_its_start_and_its_summary(tmp
     out = subprocess.run([logdoctor_exe(), "scan", str(log)], capture_output=True, text=True)
     lines = out.stdout.splitlines()
     assert lines[0] == f"== {log}"
-    assert lines[-1].startswith(f"== {log}: ") and f"{len(RESTARTS)} launches" in lines[-1]
-    roots = [line for line in lines if line.endswith("(root cause)")]
+    (summary,) = [n for n, line in enumerate(lines) if line.startswith("── summary: ")]
+    assert f"{len(RESTARTS)} launches" in lines[summary]
+    roots = [line for line in lines[:summary] if line.endswith("(root cause)")]
     assert len(roots) == len(RESTARTS)
+    assert lines[summary + 1].startswith("Other failures above: launch 1: ")

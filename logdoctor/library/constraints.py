@@ -84,27 +84,39 @@ def evaluate(condition: Condition, config: LaunchConfig) -> Truth:
         inner = evaluate(condition.not_, config)
         return None if inner is None else not inner
     assert condition.field is not None and condition.op is not None
-    actual = lookup(config, condition.field)
-    if actual is _MISSING:
-        return None
     expected = condition.value
     if condition.value_from is not None:
         base = lookup(config, condition.value_from)
         if base is _MISSING:
             return None
         expected = None if base is None else base + condition.offset
+    actual = lookup(config, condition.field)
+    if actual is _MISSING:
+        return trivially(condition.op, expected)
     return _compare(condition.op, actual, expected)
+
+
+def trivially(op: str, expected: Any) -> Truth:
+    """What a condition on a value nobody revealed is, when it holds whatever that value is: any count is
+    a multiple of 1 (`--tensor-parallel-size 1` divides every head count). Otherwise unknown."""
+    if op == "multiple_of" and not isinstance(expected, bool) and expected == 1:
+        return True
+    return None
+
+
+_VALUE_KEYS = frozenset({"from", "offset", "divisor_at_most", "when_unknown"})
 
 
 def resolve_value(spec: Any, config: LaunchConfig) -> Any:
     """A fix or derivation value: a literal, or computed from the config:
     `{from = field, offset = n}`, or `{from = field, divisor_at_most = other}` (the largest divisor of
-    `field` not above `other`: a tensor-parallel size that divides a head count)."""
-    if not (isinstance(spec, dict) and "from" in spec and set(spec) <= {"from", "offset", "divisor_at_most"}):
+    `field` not above `other`: a tensor-parallel size that divides a head count). `when_unknown = v` is
+    the value when `field` was not revealed (1, the divisor of any count); the fix plan says so."""
+    if not (isinstance(spec, dict) and "from" in spec and set(spec) <= _VALUE_KEYS):
         return spec
     base = lookup(config, spec["from"])
     if base is _MISSING:
-        return _MISSING
+        return spec.get("when_unknown", _MISSING)
     if base is None:
         # Known to be absent (no --kv-transfer-config, so no kv_connector); arithmetic on it is unknown.
         plain = not spec.get("offset") and "divisor_at_most" not in spec
@@ -207,23 +219,53 @@ def choose_fix(rule: Rule, context: LaunchConfig) -> FixOption:
     return rule.fix[-1]
 
 
-def apply_fix(option: FixOption, config: LaunchConfig, context: LaunchConfig) -> None:
+def flag_name(name: str) -> str:
+    """How a caveat names a field: the option (`--use-replayssm`), or the environment variable."""
+    if name.startswith("env."):
+        return name[4:]
+    return "--" + name.split(".")[0].replace("_", "-")
+
+
+def apply_fix(option: FixOption, config: LaunchConfig, context: LaunchConfig, rule: Rule | None = None) -> list[str]:
     """Change the launch as the fix says; `{from = ...}` values are read from `context`, the launch as
-    vLLM resolves it (derived facts such as num_speculative_tokens live there)."""
+    vLLM resolves it (derived facts such as num_speculative_tokens live there). Returns the caveats: what
+    the change gives up (a flag the launch had that the fix drops or turns off) and what it could not
+    compute, so nothing is dropped or left as it was without a word."""
     origin = Origin(kind="command", where=f"logdoctor fix: {option.says}")
+    label = f"`{rule.id}`" if rule is not None else "the fix"
+    caveats: list[str] = []
+    dropped = [n for n in option.unset if n in config.given or (n.startswith("env.") and config.get(n) is not None)]
     for name in option.unset:
         config.unset(name)
     for name, spec in option.set.items():
         value = resolve_value(spec, context)
         if value is _MISSING:
+            source = spec.get("from", "") if isinstance(spec, dict) else ""
+            why = f"{source} is unknown ({REVEALED_BY.get(source, 'not in the log or command')})" if source else ""
+            caveats.append(f"{label}: not fixed, its value cannot be computed ({option.says}): {why}".rstrip(": "))
             continue
+        if isinstance(spec, dict) and "when_unknown" in spec and lookup(context, spec["from"]) is _MISSING:
+            source = spec["from"]
+            caveats.append(
+                f"{label}: {flag_name(name)} {value} holds whatever {source} is, which is unknown "
+                f"({REVEALED_BY.get(source, 'not in the log or command')}); a larger value may fit once it is known"
+            )
         head, _, key = name.partition(".")
         if key and head != "env":
             # A key inside a JSON option: `speculative_config.num_speculative_tokens = 15`.
             current = config.value(head)
             value = {**(current if isinstance(current, dict) else {}), key: value}
             name = head
+        if value is False and config.value(name) is True and name in config.given:
+            dropped.append(name)
         config.set(name, value, origin, given=not name.startswith("env."))
+    if dropped:
+        others = [o.says.removeprefix("or ") for o in (rule.fix if rule is not None else []) if o is not option]
+        alternative = f"; the other way: {'; '.join(others)}" if others else ""
+        flags = ", ".join(dict.fromkeys(flag_name(n) for n in dropped))
+        why = f" to meet {label} ({rule.says})" if rule is not None else ""
+        caveats.insert(0, f"The corrected command drops {flags}{why}{alternative}")
+    return caveats
 
 
 @dataclass
@@ -231,40 +273,51 @@ class FixPlan:
     config: LaunchConfig  # the launch with every applied fix
     applied: list[tuple[Rule, FixOption]]
     outcomes: list[RuleOutcome]  # the rules re-checked on the fixed launch
+    # What the corrected command gives up or leaves open: flags it drops, values it could not compute,
+    # rules it leaves unknown (with what would reveal them).
+    caveats: list[str] = field(default_factory=list)
 
 
 def plan_fix(cset: ConstraintSet, config: LaunchConfig, broken: frozenset[str] = frozenset()) -> FixPlan:
     """Apply the fix of every unmet rule, re-derive, repeat until nothing more is unmet.
 
     `broken` names rules known to be unmet whatever the evaluation says (vLLM raised them in the log).
-    A rule that applies to the launch but reads a value nobody revealed (the environment's model
-    runner, when reading a log) is pinned by its fix as well, once something has to change anyway, so
-    the corrected command does not trade one error for the next. Fixes whose value cannot be computed
-    change nothing.
+    A rule that is only unknown (it reads a value nobody revealed) gets no fix: the plan's caveats say
+    what would reveal it. Fixes whose value cannot be computed change nothing, and say so.
     """
     fixed = config.copy_deep()
     applied: list[tuple[Rule, FixOption]] = []
-    pinned: set[str] = set()
+    caveats: list[str] = []
     outcomes = check_set(cset, fixed)
     for round_number in range(MAX_FIX_ROUNDS):
         unmet = [o for o in outcomes if o.status == "unmet" or (round_number == 0 and o.rule.id in broken)]
-        context = derive(cset, fixed)
-        if unmet or applied:
-            unmet += [
-                o
-                for o in outcomes
-                if o.status == "unknown" and o.rule.id not in pinned and _branch_applies(o.rule, context)
-            ]
         if not unmet:
             break
-        for outcome in unmet:
-            if outcome.status == "unknown":
-                pinned.add(outcome.rule.id)
+        # The rule vLLM raised first, then the others one at a time, each only if the changes so far left
+        # it unmet: a fix that turns the feature off (drops --use-replayssm) ends the feature's rules, and
+        # must not leave the other rules' changes behind in the command.
+        unmet.sort(key=lambda o: o.rule.id not in broken)
+        for n, outcome in enumerate(unmet):
+            if n and (active(cset, fixed) is False or _status(cset, fixed, outcome.rule.id) != "unmet"):
+                continue
+            context = derive(cset, fixed)
             option = choose_fix(outcome.rule, context)
-            apply_fix(option, fixed, context)
+            caveats += apply_fix(option, fixed, context, outcome.rule)
             applied.append((outcome.rule, option))
         outcomes = check_set(cset, fixed)
-    return FixPlan(fixed, applied, outcomes)
+    if applied and active(cset, fixed) is not False:  # a fix that turned the feature off leaves no rule of it
+        context = derive(cset, fixed)
+        fixed_rules = {rule.id for rule, _ in applied}
+        caveats += [
+            f"`{o.rule.id}` is unknown and left as it is: {o.reveal or 'not in the log or command'}"
+            for o in outcomes
+            if o.status == "unknown" and o.rule.id not in fixed_rules and _branch_applies(o.rule, context)
+        ]
+    return FixPlan(fixed, applied, outcomes, list(dict.fromkeys(caveats)))
+
+
+def _status(cset: ConstraintSet, config: LaunchConfig, rule_id: str) -> str:
+    return next(o.status for o in check_set(cset, config) if o.rule.id == rule_id)
 
 
 @lru_cache(maxsize=512)

@@ -16,12 +16,20 @@ from logdoctor.library.pattern import Pattern
 from logdoctor.versions import check_range
 from logdoctor.vocabulary import Severity
 
-_PLACEHOLDER = std_re.compile(r"\{(\w+)(?:\|[^{}]*)?\}")
+# `{name}`, `{name|fallback}`, `{name:divisors}`, `{name:divisor_at_most:other}` (diagnose.render).
+_FUNCTIONS = "divisors|divisor_at_most|common_divisor|cofactor"
+_PLACEHOLDER = std_re.compile(r"\{(\w+)(?::(" + _FUNCTIONS + r")(?::(\w+))?)?(?:\|[^{}]*)?\}")
 _ID = std_re.compile(r"[a-z0-9]+(?:[.-][a-z0-9]+)+")
 
 
 def placeholders(text: str) -> set[str]:
-    return set(_PLACEHOLDER.findall(text))
+    """The captures a text reads (a computed placeholder reads its argument capture too)."""
+    found: set[str] = set()
+    for match in _PLACEHOLDER.finditer(text):
+        found.add(match[1])
+        if match[3]:
+            found.add(match[3])
+    return found
 
 
 class _Strict(BaseModel):

@@ -71,29 +71,30 @@ def use_color(out: TextIO) -> bool:
     return out.isatty() and not os.environ.get("NO_COLOR")
 
 
-def _json(out: TextIO) -> Reporter:
+def _json(out: TextIO, verbose: bool, live: bool) -> Reporter:
     from logdoctor.report.jsonl import JsonReporter
 
     return JsonReporter(out)
 
 
-def _text(out: TextIO) -> Reporter:
-    # For people: panels on a colour terminal, plain text elsewhere (a file, a pipe, NO_COLOR).
-    if use_color(out):
+def _text(out: TextIO, verbose: bool, live: bool) -> Reporter:
+    # For people, one layout: in colour on a terminal (NO_COLOR keeps the layout), plain elsewhere.
+    if out.isatty():
         from logdoctor.report.terminal import TerminalReporter
 
-        return TerminalReporter(out)
+        return TerminalReporter(out, verbose=verbose, live=live)
     from logdoctor.report.text import TextReporter
 
-    return TextReporter(out)
+    return TextReporter(out, verbose=verbose, live=live)
 
 
 # The formats `--format` offers; each builds its reporter lazily (rich is only imported for a terminal).
-FORMATS: dict[str, Callable[[TextIO], Reporter]] = {"text": _text, "json": _json}
+FORMATS: dict[str, Callable[[TextIO, bool, bool], Reporter]] = {"text": _text, "json": _json}
 
 
-def make_reporter(fmt: str, out: TextIO) -> Reporter:
-    return FORMATS[fmt](out)
+def make_reporter(fmt: str, out: TextIO, verbose: bool = False, live: bool = False) -> Reporter:
+    """`live`: findings land as a stream (pipe, run, watch) rather than a launch at a time (scan)."""
+    return FORMATS[fmt](out, verbose, live)
 
 
 def scrub(value: Any) -> Any:

@@ -25,7 +25,6 @@ twice.
 from __future__ import annotations
 
 import glob
-import gzip
 import hashlib
 import logging
 import os
@@ -43,7 +42,7 @@ from logdoctor.doctor import Doctor
 from logdoctor.framing import Framer
 from logdoctor.model import Finding
 from logdoctor.pipeline import Channel, Emit, Pipeline
-from logdoctor.sources.files import CHUNK
+from logdoctor.sources.files import CHUNK, InputError, is_gzip, log_files, open_log, rotated_copies
 from logdoctor.sources.state import (
     HEAD_BYTES,
     MAX_FINGERPRINTS,
@@ -144,12 +143,11 @@ class _Point:
 
 
 def read_head(path: Path) -> str:
-    """Hash of a file's first bytes (decompressed for .gz), "" when it is shorter than that."""
+    """Hash of a file's first bytes (decompressed for gzip), "" when it is shorter than that."""
     try:
-        opener = gzip.open if path.name.endswith(".gz") else open
-        with opener(path, "rb") as handle:
+        with open_log(path) as handle:
             data = handle.read(HEAD_BYTES)
-    except (OSError, EOFError):
+    except (OSError, EOFError, InputError):
         return ""
     return head_hash(data) if len(data) >= HEAD_BYTES else ""
 
@@ -273,9 +271,7 @@ class Tail:
             self._read_from(original, 0, feed, budget)
 
     def _find_sibling_inode(self, saved: FileState) -> Path | None:
-        for candidate in sorted(self.path.parent.glob(self.path.name + "*")):
-            if candidate == self.path:
-                continue
+        for candidate in rotated_copies(self.path):
             status = _stat(candidate)
             if status is not None and (status.st_dev, status.st_ino) == (saved.device, saved.inode):
                 return candidate
@@ -347,9 +343,7 @@ class Tail:
         """The rotated copy of the file we were reading: same first bytes, at least as long."""
         if not head:
             return None
-        for candidate in sorted(self.path.parent.glob(self.path.name + "*")):
-            if candidate == self.path or not candidate.is_file():
-                continue
+        for candidate in rotated_copies(self.path):
             if read_head(candidate) == head and _content_size(candidate) >= offset:
                 return candidate
         return None
@@ -358,10 +352,9 @@ class Tail:
         """A rotated copy from `offset` to its end, in one go (it is rare: the lines written just before a
         rotation, or while logdoctor was down). A stop interrupts it between pieces (Interrupted); the
         state then keeps the point from before the copy, which a restart finds the copy from again."""
-        opener = gzip.open if path.name.endswith(".gz") else open
         try:
-            with opener(path, "rb") as handle:
-                opened = os.fstat(handle.fileno())  # a .gz is known by its own inode, its head decompressed
+            with open_log(path) as handle:
+                opened = os.fstat(handle.fileno())  # a gzip copy is known by its own inode, its head decompressed
                 origin = Identity(opened.st_dev, opened.st_ino, read_head(path))
                 handle.seek(offset)
                 while data := handle.read(READ_CHUNK):
@@ -376,7 +369,7 @@ class Tail:
                         self._feed_piece(feed, data[pos:end], origin, offset)
                         offset += end - pos
                         pos = end
-        except (OSError, EOFError) as exc:
+        except (OSError, EOFError, InputError) as exc:
             self.warn(f"{path}: reading the rotated copy failed ({exc})")
 
     def _close(self) -> None:
@@ -475,10 +468,10 @@ def _stat(path: Path) -> os.stat_result | None:
 
 
 def _content_size(path: Path) -> int:
-    if not path.name.endswith(".gz"):
+    if not is_gzip(path):
         return path.stat().st_size
     size = 0
-    with gzip.open(path, "rb") as handle:
+    with open_log(path) as handle:
         while chunk := handle.read(READ_CHUNK):
             size += len(chunk)
     return size
@@ -493,7 +486,7 @@ def expand(targets: list[str]) -> list[Path]:
                 if os.path.isfile(match):
                     found.setdefault(match, Path(match))
         elif os.path.isdir(target):
-            for log in sorted(Path(target).rglob("*.log")):
+            for log in log_files(Path(target), rotated=False):
                 found.setdefault(str(log), log)
         else:
             found.setdefault(target, Path(target))
