@@ -241,7 +241,8 @@ class Doctor:
                 tally = self._tallies.setdefault(source, _Tally())
                 tally.findings += len(findings)
                 tally.errors += sum(f.severity == "error" for f in findings)
-                tally.root_causes += [f.rule for f in findings if f.primary]
+                # Each rule once: a crash loop followed for weeks (watch) must not grow this list.
+                tally.root_causes += [f.rule for f in findings if f.primary and f.rule not in tally.root_causes]
             self._forget(source, index)
             popped.append(findings)
         self._settled.clear()
