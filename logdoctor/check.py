@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from logdoctor.audit import Audit, audit, fill_defaults
 from logdoctor.launch.cmdline import parse_command, read_config_file
@@ -13,6 +14,9 @@ from logdoctor.launch.config import LaunchConfig, Origin
 from logdoctor.launch.facts import add_model_facts
 from logdoctor.library.rules import ConstraintSet
 from logdoctor.library.stored import constraint_sets
+
+if TYPE_CHECKING:
+    from logdoctor.withvllm import WithVllm
 
 # Environment variables that rules read. `check` runs where the server will run, so their values (or
 # their absence, which selects vLLM's default) are known.
@@ -25,6 +29,7 @@ class CheckReport:
     audit: Audit
     problems: list[str] = field(default_factory=list)
     config: LaunchConfig | None = None
+    with_vllm: WithVllm | None = None  # what vLLM itself said (`check --with-vllm`)
 
     @property
     def ok(self) -> bool:
@@ -38,9 +43,8 @@ def newest_version() -> str:
     return available_versions()[-1]
 
 
-def build_config(
-    tokens: list[str], config_file: str | None, version: str, architecture: str | None, environ: dict[str, str]
-) -> tuple[LaunchConfig, list[str]]:
+def command_words(tokens: list[str], config_file: str | None) -> list[str]:
+    """The launch as one command line: `check --config FILE` is `vllm serve --config FILE`."""
     argv = list(tokens)
     if config_file is not None:
         if not argv:
@@ -50,6 +54,13 @@ def build_config(
         if "model" in data and not any(not t.startswith("-") for t in argv[2:]):
             argv.insert(2, str(data["model"]))
         argv += ["--config", config_file]
+    return argv
+
+
+def build_config(
+    tokens: list[str], config_file: str | None, version: str, architecture: str | None, environ: dict[str, str]
+) -> tuple[LaunchConfig, list[str]]:
+    argv = command_words(tokens, config_file)
     parsed = parse_command(argv, version)
     config = parsed.config
     config.set("vllm_version", version, Origin(kind="command", where="--vllm-version"))

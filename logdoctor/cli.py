@@ -71,6 +71,16 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--vllm-version", metavar="X.Y.Z", help="the vLLM version to check for (default: newest known)")
     check.add_argument("--architecture", help="the model's architecture, e.g. NemotronHForCausalLM")
     check.add_argument("--format", choices=("text", "json"), default=argparse.SUPPRESS)
+    check.add_argument(
+        "--with-vllm",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="PYTHON",
+        help="also ask the installed vLLM (the Python of the `vllm` on PATH, or PYTHON): its parser and config "
+        "construction, no engine; its refusals are fixed and asked again until it accepts. Exit 1 when it "
+        "refused the launch as given",
+    )
     check.add_argument("command_line", nargs=argparse.REMAINDER, metavar="-- vllm serve MODEL ...")
     run = commands.add_parser(
         "run",
@@ -204,6 +214,8 @@ def cmd_check(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_USAGE
+    if args.with_vllm is not None:
+        return _check_with_vllm(args, tokens)
     try:
         report = run_check(tokens, args.config_file, args.vllm_version, args.architecture)
     except (CommandError, LibraryError) as exc:
@@ -211,6 +223,30 @@ def cmd_check(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     print_check(report, args.format, sys.stdout, color=args.format == "text" and use_color(sys.stdout))
     return EXIT_OK if report.ok else EXIT_FINDINGS
+
+
+def _check_with_vllm(args: argparse.Namespace, tokens: list[str]) -> int:
+    """check, then the same launch asked of vLLM itself: exit 0 when vLLM accepted it as given."""
+    from logdoctor.check import command_words, run_check
+    from logdoctor.launch.argspec import available_versions
+    from logdoctor.launch.cmdline import CommandError
+    from logdoctor.library.files import LibraryError
+    from logdoctor.report import use_color
+    from logdoctor.report.checklist import print_check
+    from logdoctor.withvllm import Probe, WithVllmError, find_python, validate_loop
+
+    try:
+        with Probe(find_python(args.with_vllm)) as probe:
+            # The rules of the release that is installed, when logdoctor knows its parser.
+            version = args.vllm_version or (probe.vllm_version if probe.vllm_version in available_versions() else None)
+            report = run_check(tokens, args.config_file, version, args.architecture)
+            words = command_words(tokens, args.config_file)
+            report.with_vllm = validate_loop(probe, words, report.version, args.architecture)
+    except (CommandError, LibraryError, WithVllmError) as exc:
+        print(f"logdoctor check: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    print_check(report, args.format, sys.stdout, color=args.format == "text" and use_color(sys.stdout))
+    return EXIT_OK if report.with_vllm.accepted_original else EXIT_FINDINGS
 
 
 def cmd_watch(args: argparse.Namespace) -> int:

@@ -93,6 +93,8 @@ def print_check(report: CheckReport, fmt: str, out: TextIO, color: bool = False)
             "unresolved": report.audit.unresolved,
             "sets": audit.sets,
         }
+        if report.with_vllm is not None:
+            data["with_vllm"] = report.with_vllm.as_dict()
         out.write(json.dumps(scrub(data)) + "\n")
         return
     lines = [f"logdoctor check: vLLM {report.version}"]
@@ -109,6 +111,10 @@ def print_check(report: CheckReport, fmt: str, out: TextIO, color: bool = False)
         lines.append("no single change meets these together; choose one of their other fixes by hand:")
         lines += [f"  - {item}" for item in audit.unresolved]
     lines.append(check_summary(audit.results, report.problems))
+    if report.with_vllm is not None:
+        from logdoctor.report.withvllm import with_vllm_lines
+
+        lines += with_vllm_lines(report.with_vllm, color)
     if color:
         from rich.console import Console
 

@@ -1,0 +1,63 @@
+"""`check --with-vllm`: the chain of vLLM's own verdicts, one round a line block, and the command it accepted."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from logdoctor.redact import redact
+from logdoctor.report.checklist import command_diff
+
+if TYPE_CHECKING:
+    from logdoctor.withvllm import WithVllm
+
+STAGE = {
+    "parser": "its argument parser",
+    "validate": "its serve-argument checks",
+    "serve": "`vllm serve`'s checks",
+    "config": "its config construction",
+}
+
+
+def with_vllm_lines(result: WithVllm, color: bool = False) -> list[str]:
+    def text(line: str) -> str:  # vLLM's words, printed through rich's markup when coloured
+        line = redact(line)
+        return line.replace("[", r"\[") if color else line
+
+    asked = len(result.rounds)
+    lines = [
+        f"vLLM {result.vllm_version} itself ({result.python}): asked {asked} time{'s' if asked != 1 else ''}, "
+        f"imported in {result.import_seconds:.1f} s"
+    ]
+    for r in result.rounds:
+        if r.ok:
+            lines.append(text(f"  {r.number}. accepted ({r.seconds:.2f} s)"))
+            continue
+        error = (r.error or "").splitlines() or [""]
+        stage = STAGE.get(r.stage or "", r.stage)
+        lines.append(text(f"  {r.number}. refused by {stage} ({r.seconds:.2f} s): {r.error_type}: {error[0]}"))
+        lines += [text(f"       {line}") for line in error[1:]]
+        if r.rule is not None:
+            lines.append(text(f"     logdoctor: {r.rule}: {r.title}"))
+        else:
+            lines.append("     logdoctor: no pattern knows this error")
+        if r.predicted_by:
+            lines += [text(f"     check without vLLM saw it: {p}") for p in r.predicted_by]
+        else:
+            lines.append("     check without vLLM did not predict it")
+        if r.fixed_command is not None:
+            source = "" if r.fix_from == "finding" else " (from check's rules, not from this error's fix)"
+            lines.append(f"     fix{source}:")
+            lines += ["  " + line for line in command_diff(r.command, r.fixed_command, color)]
+        elif r.fix:
+            lines.append(text(f"     fix (by hand): {r.fix}"))
+    lines.append(text(summary(result)))
+    return lines
+
+
+def summary(result: WithVllm) -> str:
+    if result.accepted_original:
+        return "vLLM accepted the launch as it is."
+    fixes = len(result.rounds) - 1
+    if result.accepted:
+        return f"vLLM accepted the corrected command after {fixes} fix{'es' if fixes != 1 else ''}: {result.command}"
+    return f"vLLM refused the launch: {result.stopped}."
