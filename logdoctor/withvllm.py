@@ -38,6 +38,7 @@ PROBE = Path(__file__).resolve().parent / "probe" / "vllm_probe.py"
 READY_TIMEOUT = float(os.environ.get("LOGDOCTOR_VLLM_TIMEOUT", 600))
 ROUND_TIMEOUT = READY_TIMEOUT
 MAX_ROUNDS = 10
+NO_FIX = "no fix is known for vLLM's error"
 
 
 class WithVllmError(Exception):
@@ -106,6 +107,7 @@ class Answer:
     message: str = ""
     traceback: str = ""
     seconds: float = 0.0
+    log: str = ""  # what vLLM logged while it answered
 
     @classmethod
     def of(cls, data: dict[str, Any]) -> Answer:
@@ -116,6 +118,7 @@ class Answer:
             message=str(data.get("message", "")),
             traceback=str(data.get("traceback") or data.get("traceback_tail") or ""),
             seconds=float(data.get("seconds", 0.0)),
+            log=str(data.get("log") or ""),
         )
 
 
@@ -176,7 +179,10 @@ class Probe:
             proc.stdin.flush()
         except OSError:
             raise WithVllmError(self._died()) from None
-        return Answer.of(self._receive(ROUND_TIMEOUT, "to validate the launch"))
+        data = self._receive(ROUND_TIMEOUT, "to validate the launch")
+        if data.get("died"):  # the fork asking vLLM ended without an answer
+            raise WithVllmError(self._died(data.get("status")))
+        return Answer.of(data)
 
     def close(self) -> None:
         proc, self._proc = self._proc, None
@@ -215,12 +221,12 @@ class Probe:
             raise WithVllmError(f"--with-vllm: the probe answered {line[:200]!r}, not a JSON object")
         return data
 
-    def _died(self) -> str:
+    def _died(self, status: int | None = None) -> str:
         proc = self._proc
-        status = None
         if proc is not None:
             with contextlib.suppress(subprocess.TimeoutExpired):
-                status = proc.wait(5)
+                exited = proc.wait(5)
+                status = exited if status is None else status
         last = self._last_stderr_line()
         how = f" (exit status {status})" if status is not None else ""
         self.close()
@@ -248,6 +254,7 @@ class Round:
     stage: str | None = None
     error_type: str | None = None
     error: str | None = None  # vLLM's message, first lines
+    message: str | None = None  # vLLM's whole message (an argparse refusal: what the parser printed)
     rule: str | None = None  # the library's pattern for it
     title: str | None = None
     fix: str | None = None  # the finding's fix, in words
@@ -264,6 +271,7 @@ class Round:
             "stage": self.stage,
             "error_type": self.error_type,
             "error": self.error,
+            "message": self.message,
             "rule": self.rule,
             "title": self.title,
             "fix": self.fix,
@@ -339,13 +347,13 @@ def validate_loop(
             result.stopped = "vLLM accepted the launch"
             return result
         round_.stage, round_.error_type = answer.stage, answer.type
-        round_.error = _first_lines(answer.message)
-        fixed = _fix(round_, answer, words, version, architecture, environ, library, sets)
+        round_.error, round_.message = _first_lines(answer.message), answer.message
+        fixed, why_not = _fix(round_, answer, words, version, architecture, environ, library, sets)
         if fixed is None:
-            result.stopped = "no fix is known for vLLM's error"
+            result.stopped = why_not
             return result
         if tuple(fixed) in seen:
-            result.stopped = "the fix gives back a command vLLM already refused"
+            result.stopped = "the library's fix gives back a command vLLM already refused"
             return result
         if len(result.rounds) >= max_rounds:
             result.stopped = f"stopped after {max_rounds} rounds"
@@ -362,31 +370,40 @@ def _fix(
     environ: dict[str, str],
     library: Library,
     sets: list[ConstraintSet],
-) -> list[str] | None:
-    """Diagnose vLLM's refusal as the log would show it, and the command its fix gives (None: no change)."""
+) -> tuple[list[str] | None, str]:
+    """Diagnose vLLM's refusal as the log would show it; the command its fix gives, or None and why not.
+    The finding's own corrected command first (its rule set's, or its pattern's flag change), else the
+    one check's rules give for the launch."""
     from logdoctor.api import diagnose_text
     from logdoctor.audit import audit
     from logdoctor.check import build_config
     from logdoctor.diagnose import attach_launch_fix
+    from logdoctor.launch.cmdline import CommandError
     from logdoctor.launch.tracker import Launch
 
-    findings = [f for f in diagnose_text(answer.traceback or answer.message, library) if f.severity == "error"]
+    why_not = NO_FIX
+    # What vLLM logged, then its exception: the log a restart would have shown, up to where it stopped.
+    text = "\n".join(part for part in (answer.log.rstrip("\n"), answer.traceback or answer.message) if part)
+    findings = [f for f in diagnose_text(text, library) if f.severity == "error"]
     finding = next((f for f in findings if f.primary), findings[0] if findings else None)
-    config, problems = build_config(words, None, version, architecture, environ)
-    own = audit(config, sets, version)
     if finding is not None:
         round_.rule, round_.title, round_.fix = finding.rule, finding.title, finding.fix.summary
+    try:
+        config, problems = build_config(words, None, version, architecture, environ)
+    except CommandError:  # e.g. a --config file logdoctor cannot read: vLLM's word is all there is
+        return None, NO_FIX
+    own = audit(config, sets, version)
+    if finding is not None:
         round_.predicted_by = _predicted_by(finding, answer, config, own, problems, sets, version)
         launch = Launch(1, 1, version=version, config=config.copy_deep(), args_line=1)
         attach_launch_fix(finding, launch, library)
         if finding.fix.command and finding.fix.command != finding.fix.original_command:
             round_.fixed_command, round_.fix_from = finding.fix.command, "finding"
+        elif finding.fix.command:
+            why_not = "the library's fix does not change the command"
     if round_.fixed_command is None and own.after and own.after != own.before:
         round_.fixed_command, round_.fix_from = own.after, "rules"
-    if round_.fixed_command is None:
-        return None
-    fixed = shlex.split(round_.fixed_command)
-    return fixed if fixed != words else None
+    return (None, why_not) if round_.fixed_command is None else (shlex.split(round_.fixed_command), "")
 
 
 def _predicted_by(
@@ -406,13 +423,18 @@ def _predicted_by(
     owning = {(r.set, r.id) for r in raised.results if r.raised_by_vllm}
     found = [f"{r.set}: {r.id}" for r in own.unmet if (r.set, r.id) in owning]
     if answer.stage == "parser" and problems:
-        options = set(_options(answer.message))
-        found += [p for p in problems if not options or options & set(_options(p))]
+        found += [p for p in problems if names_same_option(answer.message, p)]
     return found
 
 
-def _options(text: str) -> list[str]:
-    return [o.split("=", 1)[0] for o in re.findall(r"(?<![\w-])--?[A-Za-z][\w.-]*", text)]
+def names_same_option(refusal: str, problem: str) -> bool:
+    """Does check's parser problem name an option vLLM's parser refused (`--max_model_len` is
+    `--max-model-len`, a YAML key `max-model-len` too)? A refusal naming no option matches any problem."""
+    refused = {
+        o.split("=", 1)[0].lstrip("-").replace("_", "-") for o in re.findall(r"(?<![\w-])--?[A-Za-z][\w.-]*", refusal)
+    }
+    spelled = problem.replace("_", "-")
+    return not refused or any(re.search(rf"(?<![\w.-])-*{re.escape(name)}(?![\w-])", spelled) for name in refused)
 
 
 def _first_lines(text: str, limit: int = 3) -> str:

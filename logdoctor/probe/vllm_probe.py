@@ -1,5 +1,8 @@
-"""Ask an installed vLLM whether it accepts a `vllm serve` launch: its own argument parser, then its own
-config construction (`AsyncEngineArgs.create_engine_config`); no engine, no weights, no GPU memory.
+"""Ask an installed vLLM whether it accepts a `vllm serve` launch: what `vllm serve` runs, in its order, up
+to the engine core: its argument parser, its serve checks, the API server's checks (parser plugins and
+names, the listening socket: bound and closed at once), its config construction
+(`AsyncEngineArgs.create_engine_config`) and the renderer (the tokenizer). No engine, no weights, no GPU
+memory.
 
 Run by path with the user's interpreter (`PYTHON vllm_probe.py`), never imported: it imports nothing
 of logdoctor, only vLLM and the standard library, so it runs in whatever environment vLLM lives in
@@ -12,9 +15,12 @@ then, for each request on stdin
 (argv is what follows `vllm serve`; env and cwd are optional)
 it answers
     {"ok": true, "seconds": 0.2}
-    {"ok": false, "stage": "parser" | "validate" | "serve" | "config", "type": "ValueError",
+    {"ok": false, "stage": "parser" | "validate" | "serve" | "server" | "config" | "renderer", "type": "ValueError",
      "message": "...", "traceback": "...", "traceback_tail": "...", "seconds": 0.2}
-`env` and `cwd` hold for the request only (vLLM reads its VLLM_* variables when asked, not at import). An
+(with "log": what vLLM logged while it answered, when the request ran in a fork).
+`env` and `cwd` hold for the request only: each request runs in a fork of this process (vLLM imported,
+nothing else done), so no launch sees another's state. A fork that dies without an answer (a crash
+inside vLLM) is answered `{"ok": false, "died": true, "status": N}`, and the probe ends. An
 argparse refusal is `type` SystemExit with the parser's own message (`vllm serve: error: ...`). End of
 stdin ends it. Whatever vLLM prints (its logger writes to stdout) goes to stderr: stdout is the
 protocol's alone.
@@ -27,10 +33,12 @@ import io
 import json
 import os
 import sys
+import tempfile
 import time
 import traceback
 
 TAIL_LINES = 12
+LOG_BYTES = 64 << 10  # the end of what vLLM logged during one launch, returned with its answer
 
 
 def main() -> int:
@@ -60,16 +68,62 @@ def main() -> int:
             continue
         request = json.loads(line)
         started = time.monotonic()
-        cwd = os.getcwd()
-        if request.get("cwd"):
-            os.chdir(request["cwd"])
-        try:
-            answer = _validate(parser, serve, list(request["argv"]), dict(request.get("env") or {}))
-        finally:
-            os.chdir(cwd)
+        answer = _isolated(parser, serve, request) if hasattr(os, "fork") else _in_place(parser, serve, request)
         answer["seconds"] = round(time.monotonic() - started, 3)
         _send(protocol, answer)
+        if answer.get("died"):
+            return 4
     return 0
+
+
+def _isolated(parser: object, serve: object, request: dict[str, object]) -> dict[str, object]:
+    """Each launch in a fork of the process that imported vLLM: vLLM's parser and configs keep state
+    between calls (a `--reasoning-parser` of one launch stayed in the shared default of the next), so
+    every launch is asked of a vLLM that has seen no other. A fork that ends without an answer died.
+
+    What vLLM logs meanwhile is kept with the answer (a root cause it only logs, such as a plugin that
+    did not load, comes before the exception it leads to) and passed on to stderr."""
+    read_end, write_end = os.pipe()
+    sys.stderr.flush()
+    with tempfile.TemporaryFile() as log:
+        pid = os.fork()
+        if pid == 0:
+            os.close(read_end)
+            os.dup2(log.fileno(), 2)
+            status = 0
+            try:
+                answer = _in_place(parser, serve, request)
+                sys.stderr.flush()
+                with os.fdopen(write_end, "w", encoding="utf-8") as out:
+                    out.write(json.dumps(answer))
+            except BaseException:  # noqa: BLE001 - the parent reports a fork that did not answer
+                status = 5
+            finally:
+                os._exit(status)
+        os.close(write_end)
+        with os.fdopen(read_end, encoding="utf-8") as answers:
+            text = answers.read()
+        _, status = os.waitpid(pid, 0)
+        log.seek(0)
+        logged = log.read()
+    with os.fdopen(os.dup(2), "wb") as stderr:
+        stderr.write(logged)
+    if text:
+        answer = dict(json.loads(text))
+        answer["log"] = logged[-LOG_BYTES:].decode("utf-8", "replace")
+        return answer
+    code = os.waitstatus_to_exitcode(status) if hasattr(os, "waitstatus_to_exitcode") else status
+    return {"ok": False, "died": True, "status": code}
+
+
+def _in_place(parser: object, serve: object, request: dict[str, object]) -> dict[str, object]:
+    cwd = os.getcwd()
+    if request.get("cwd"):
+        os.chdir(str(request["cwd"]))
+    try:
+        return _validate(parser, serve, list(request["argv"]), dict(request.get("env") or {}))  # type: ignore[call-overload]
+    finally:
+        os.chdir(cwd)
 
 
 def _send(protocol: io.TextIOWrapper, data: dict[str, object]) -> None:
@@ -103,6 +157,10 @@ def _validate(parser: object, serve: object, argv: list[str], env: dict[str, str
         serve.validate(args)  # type: ignore[attr-defined]
         stage = "serve"
         _serve_checks(args)
+        headless = bool(getattr(args, "headless", False))
+        if not headless:
+            stage = "server"
+            _server_checks(args)
         stage = "config"
         from vllm.engine.arg_utils import AsyncEngineArgs
         from vllm.usage.usage_lib import UsageContext
@@ -112,8 +170,11 @@ def _validate(parser: object, serve: object, argv: list[str], env: dict[str, str
             from vllm.entrypoints.common.cli_args import propagate_flash_late_interaction
 
             propagate_flash_late_interaction(args, engine_args)
-        extra = {"headless": True} if getattr(args, "headless", False) else {}
-        engine_args.create_engine_config(usage_context=UsageContext.OPENAI_API_SERVER, **extra)
+        extra = {"headless": True} if headless else {}
+        vllm_config = engine_args.create_engine_config(usage_context=UsageContext.OPENAI_API_SERVER, **extra)
+        if not headless:
+            stage = "renderer"
+            _renderer(vllm_config)
     except _ParserExit as exc:
         return {"ok": False, "stage": stage, "type": "SystemExit", "message": exc.message, "traceback": exc.message,
                 "traceback_tail": exc.message}  # fmt: skip
@@ -176,6 +237,32 @@ def _serve_checks(args: object) -> None:
             "--data-parallel-multi-port-external-lb, --data-parallel-external-lb (or --data-parallel-rank), "
             "--data-parallel-hybrid-lb (or --data-parallel-start-rank)."
         )
+
+
+def _server_checks(args: object) -> None:
+    """What the API server's setup_server does before the engine's config (vLLM 0.33): load the parser
+    plugins, check the tool and reasoning parser names, and bind the listening socket (closed at once)."""
+    try:
+        from vllm.entrypoints.common.cli_args import init_parser_plugin, validate_api_server_args
+        from vllm.entrypoints.launchers.launcher import create_server_socket
+    except ImportError:  # another release lays these out differently: its parser and config still answer
+        return
+    init_parser_plugin(args)
+    validate_api_server_args(args)
+    if getattr(args, "uds", None):  # a socket file would be left behind
+        return
+    sock = create_server_socket((getattr(args, "host", None) or "", args.port), reuse_port=False)  # type: ignore[attr-defined]
+    sock.close()
+
+
+def _renderer(vllm_config: object) -> None:
+    """What the API server builds from the config before it starts the engine core: the renderer, which
+    loads the tokenizer (vLLM 0.33's AsyncLLM). No weights."""
+    try:
+        from vllm.renderers.registry import renderer_from_config
+    except ImportError:
+        return
+    renderer_from_config(vllm_config)
 
 
 def _error(stage: str, exc: BaseException) -> dict[str, object]:

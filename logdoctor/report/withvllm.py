@@ -14,7 +14,9 @@ STAGE = {
     "parser": "its argument parser",
     "validate": "its serve-argument checks",
     "serve": "`vllm serve`'s checks",
+    "server": "the API server's checks",
     "config": "its config construction",
+    "renderer": "its tokenizer",
 }
 
 
