@@ -236,10 +236,15 @@ def _check_with_vllm(args: argparse.Namespace, tokens: list[str]) -> int:
     from logdoctor.withvllm import Probe, WithVllmError, find_python, validate_loop
 
     try:
-        with Probe(find_python(args.with_vllm)) as probe:
+        probe = Probe(find_python(args.with_vllm))
+        probe.spawn()  # vLLM imports while check runs
+        with contextlib.closing(probe):
+            report = run_check(tokens, args.config_file, args.vllm_version, args.architecture)
+            probe.wait_ready()
             # The rules of the release that is installed, when logdoctor knows its parser.
-            version = args.vllm_version or (probe.vllm_version if probe.vllm_version in available_versions() else None)
-            report = run_check(tokens, args.config_file, version, args.architecture)
+            installed = probe.vllm_version
+            if args.vllm_version is None and installed in available_versions() and installed != report.version:
+                report = run_check(tokens, args.config_file, installed, args.architecture)
             words = command_words(tokens, args.config_file)
             report.with_vllm = validate_loop(probe, words, report.version, args.architecture)
     except (CommandError, LibraryError, WithVllmError) as exc:

@@ -143,6 +143,11 @@ class Probe:
         self.close()
 
     def start(self) -> None:
+        self.spawn()
+        self.wait_ready()
+
+    def spawn(self) -> None:
+        """Start the interpreter (it imports vLLM meanwhile: wait_ready() waits for it)."""
         # vLLM's own log; its last line says why a probe died. Closed by close().
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115
         try:
@@ -159,6 +164,8 @@ class Probe:
         stdout = self._proc.stdout
         assert stdout is not None
         threading.Thread(target=self._read, args=(stdout,), daemon=True).start()
+
+    def wait_ready(self) -> None:
         ready = self._receive(READY_TIMEOUT, "to import vllm")
         if not ready.get("ready"):
             first = str(ready.get("message", "")).strip().splitlines()
@@ -191,7 +198,7 @@ class Probe:
                 if proc.stdin is not None:
                     proc.stdin.close()
             try:
-                proc.wait(5)
+                proc.wait(5 if self.vllm_version is not None else 0)  # still importing: nothing to finish
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
@@ -261,6 +268,7 @@ class Round:
     fixed_command: str | None = None  # the command the next round asks about
     fix_from: str | None = None  # "finding" (the pattern or its rule set) | "rules" (check's own audit)
     predicted_by: list[str] = field(default_factory=list)  # check's unmet rules / parser problems for it
+    dropped: list[str] = field(default_factory=list)  # options vLLM took, logdoctor did not know, the fix left out
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -278,6 +286,7 @@ class Round:
             "fixed_command": self.fixed_command,
             "fix_from": self.fix_from,
             "predicted_by": self.predicted_by,
+            "dropped": self.dropped,
         }
 
 
@@ -403,7 +412,21 @@ def _fix(
             why_not = "the library's fix does not change the command"
     if round_.fixed_command is None and own.after and own.after != own.before:
         round_.fixed_command, round_.fix_from = own.after, "rules"
-    return (None, why_not) if round_.fixed_command is None else (shlex.split(round_.fixed_command), "")
+    if round_.fixed_command is None:
+        return None, why_not
+    fixed = shlex.split(round_.fixed_command)
+    if answer.stage != "parser":  # vLLM's parser took every option: one logdoctor's did not know is real
+        round_.dropped = [o for o in _unknown_options(problems) if not _mentions(fixed, o)]
+    return fixed, ""
+
+
+def _unknown_options(problems: list[str]) -> list[str]:
+    """The options check's parser called unknown (a corrected command is rendered without them)."""
+    return [m.group(1) for p in problems if (m := re.match(r"unknown option (\S+):", p))]
+
+
+def _mentions(words: list[str], option: str) -> bool:
+    return any(w == option or w.startswith(option + "=") for w in words)
 
 
 def _predicted_by(

@@ -180,6 +180,13 @@ def test_the_loop_stops_when_the_fix_changes_nothing(probe: Probe) -> None:
     assert result.stopped == "the library's fix does not change the command"
 
 
+def test_a_fix_that_leaves_out_an_option_only_vllm_knows_says_so(probe: Probe) -> None:
+    # vLLM's parser takes the prefix --max-num-seq; logdoctor's does not, and renders the fix without it.
+    result = validate_loop(probe, words("vllm serve m --max-num-seq 8 --gpu-memory-utilization 1.5"), "0.33.0")
+    assert result.rounds[0].fixed_command == "vllm serve m --gpu-memory-utilization 0.9"
+    assert result.rounds[0].dropped == ["--max-num-seq"]
+
+
 # Where the data-defined rule sets (check without vLLM) and vLLM itself agree, and where they differ
 # today. A row that changes side is news: when check learns what it lacks, move the row (and say so).
 AGREEMENT = [
@@ -287,6 +294,7 @@ def test_cli_exits_0_when_vllm_accepts_the_launch_as_given() -> None:
             {"FAKE_VLLM_CRASH": "1"},
             "died (exit status 7): fatal: the fake engine crashed",
         ),
+        (["--with-vllm", sys.executable, "--config", "/nonexistent/serve.yaml"], {}, "serve.yaml: cannot read"),
     ],
 )
 def test_cli_errors_are_one_line_and_exit_2(args: list[str], env: dict[str, str], says: str) -> None:

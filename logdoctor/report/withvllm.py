@@ -50,6 +50,13 @@ def with_vllm_lines(result: WithVllm, color: bool = False) -> list[str]:
             source = "" if r.fix_from == "finding" else " (from check's rules, not from this error's fix)"
             lines.append(f"     fix{source}:")
             lines += ["  " + line for line in command_diff(r.command, r.fixed_command, color)]
+            if r.dropped:
+                lines.append(
+                    text(
+                        f"     note: the corrected command leaves out {', '.join(r.dropped)}: vLLM's parser took "
+                        "it, logdoctor's does not know it; put back what you meant"
+                    )
+                )
         elif r.fix:
             lines.append(text(f"     fix (by hand): {r.fix}"))
     lines.append(text(summary(result)))

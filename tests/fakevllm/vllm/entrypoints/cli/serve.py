@@ -21,6 +21,7 @@ class ServeSubcommand:
         parser.add_argument("--headless", action="store_true")
         parser.add_argument("--tensor-parallel-size", "-tp", type=int, default=1)
         parser.add_argument("--max-model-len", type=int)
+        parser.add_argument("--max-num-seqs", type=int)
         parser.add_argument("--gpu-memory-utilization", type=float, default=0.9)
         parser.add_argument("--use-replayssm", action="store_true")
         parser.add_argument("--mamba-backend", default="triton")
