@@ -7,6 +7,7 @@ import os
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from logdoctor.audit import Audit, audit, fill_defaults
 from logdoctor.launch.cmdline import ParsedCommand, parse_command, read_config_file, render_command
@@ -14,6 +15,9 @@ from logdoctor.launch.config import LaunchConfig, Origin
 from logdoctor.launch.facts import add_model_facts
 from logdoctor.library.rules import ConstraintSet
 from logdoctor.library.stored import constraint_sets
+
+if TYPE_CHECKING:
+    from logdoctor.withvllm import WithVllm
 
 # Environment variables that rules read. `check` runs where the server will run, so their values (or
 # their absence, which selects vLLM's default) are known.
@@ -29,6 +33,7 @@ class CheckReport:
     # Keys of the --config YAML vLLM would refuse, as the diff of the file that fixes them (`- x: v`,
     # `+ y: v`): the fix is in the file, not on the command line.
     yaml_diff: list[str] = field(default_factory=list)
+    with_vllm: WithVllm | None = None  # what vLLM itself said (`check --with-vllm`)
 
     @property
     def ok(self) -> bool:
@@ -42,6 +47,20 @@ def newest_version() -> str:
     return available_versions()[-1]
 
 
+def command_words(tokens: list[str], config_file: str | None) -> list[str]:
+    """The launch as one command line: `check --config FILE` is `vllm serve --config FILE`."""
+    argv = list(tokens)
+    if config_file is not None:
+        if not argv:
+            argv = ["vllm", "serve"]
+        # vLLM reads `model` from the file too: lift it to the positional so it renders first.
+        data = read_config_file(Path(config_file))
+        if "model" in data and not any(not t.startswith("-") for t in argv[2:]):
+            argv.insert(2, str(data["model"]))
+        argv += ["--config", config_file]
+    return argv
+
+
 def build_config(
     tokens: list[str], config_file: str | None, version: str, architecture: str | None, environ: dict[str, str]
 ) -> tuple[LaunchConfig, list[str]]:
@@ -53,16 +72,7 @@ def read_launch(
     tokens: list[str], config_file: str | None, version: str, architecture: str | None, environ: dict[str, str]
 ) -> ParsedCommand:
     """The launch as `check` reads it: the command (and --config file), vLLM's defaults, the model's facts."""
-    argv = list(tokens)
-    if config_file is not None:
-        if not argv:
-            argv = ["vllm", "serve"]
-        # vLLM reads `model` from the file too: lift it to the positional so it renders first.
-        data = read_config_file(Path(config_file))
-        if "model" in data and not any(not t.startswith("-") for t in argv[2:]):
-            argv.insert(2, str(data["model"]))
-        argv += ["--config", config_file]
-    parsed = parse_command(argv, version)
+    parsed = parse_command(command_words(tokens, config_file), version)
     config = parsed.config
     config.set("vllm_version", version, Origin(kind="command", where="--vllm-version"))
     for name in RULE_ENV_VARS:

@@ -158,6 +158,16 @@ def build_parser() -> Parser:
         "--vllm-version", type=_version, metavar="X.Y.Z", help="the vLLM version to check for (default: newest known)"
     )
     check.add_argument("--architecture", help="the model's architecture, e.g. NemotronHForCausalLM")
+    check.add_argument(
+        "--with-vllm",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="PYTHON",
+        help="also ask the installed vLLM (the Python of the `vllm` on PATH, or PYTHON): its parser and config "
+        "construction, no engine; its refusals are fixed and asked again until it accepts. Exit 1 when it "
+        "refused the launch as given",
+    )
     check.add_argument("command_line", nargs=argparse.REMAINDER, metavar="-- vllm serve MODEL ...")
     run = command(
         "run",
@@ -366,6 +376,8 @@ def cmd_check(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_USAGE
+    if args.with_vllm is not None:
+        return _check_with_vllm(args, tokens)
     try:
         report = run_check(tokens, args.config_file, args.vllm_version, args.architecture)
     except (CommandError, LibraryError) as exc:
@@ -373,6 +385,35 @@ def cmd_check(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     print_check(report, args.format, sys.stdout, color=args.format == "text" and use_color(sys.stdout))
     return EXIT_OK if report.ok else EXIT_FINDINGS
+
+
+def _check_with_vllm(args: argparse.Namespace, tokens: list[str]) -> int:
+    """check, then the same launch asked of vLLM itself: exit 0 when vLLM accepted it as given."""
+    from logdoctor.check import command_words, run_check
+    from logdoctor.launch.argspec import available_versions
+    from logdoctor.launch.cmdline import CommandError
+    from logdoctor.library.files import LibraryError
+    from logdoctor.report import use_color
+    from logdoctor.report.checklist import print_check
+    from logdoctor.withvllm import Probe, WithVllmError, find_python, validate_loop
+
+    try:
+        probe = Probe(find_python(args.with_vllm))
+        probe.spawn()  # vLLM imports while check runs
+        with contextlib.closing(probe):
+            report = run_check(tokens, args.config_file, args.vllm_version, args.architecture)
+            probe.wait_ready()
+            # The rules of the release that is installed, when logdoctor knows its parser.
+            installed = probe.vllm_version
+            if args.vllm_version is None and installed in available_versions() and installed != report.version:
+                report = run_check(tokens, args.config_file, installed, args.architecture)
+            words = command_words(tokens, args.config_file)
+            report.with_vllm = validate_loop(probe, words, report.version, args.architecture)
+    except (CommandError, LibraryError, WithVllmError) as exc:
+        print(f"logdoctor check: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    print_check(report, args.format, sys.stdout, color=args.format == "text" and use_color(sys.stdout))
+    return EXIT_OK if report.with_vllm.accepted_original else EXIT_FINDINGS
 
 
 def cmd_watch(args: argparse.Namespace) -> int:

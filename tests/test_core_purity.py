@@ -21,7 +21,7 @@ CORE = [
     "launch.tracker", "launch.header", "launch.pyrepr", "launch.cmdline", "launch.config", "launch.facts",
 ]  # fmt: skip
 EDGES = ("logdoctor.sources", "logdoctor.report", "logdoctor.cli", "logdoctor.watch", "logdoctor.scan",
-         "logdoctor.metrics", "logdoctor.check")  # fmt: skip
+         "logdoctor.metrics", "logdoctor.check", "logdoctor.withvllm")  # fmt: skip
 # Calls the core must not make, by the name they are called through.
 FORBIDDEN = {
     "print", "open", "input", "os.getenv", "os.putenv", "time.time", "time.monotonic", "time.perf_counter",

@@ -49,6 +49,8 @@ def print_check(report: CheckReport, fmt: str, out: TextIO, color: bool = False)
             "caveats": audit.caveats,
             "yaml_diff": report.yaml_diff,
         }
+        if report.with_vllm is not None:
+            data["with_vllm"] = report.with_vllm.as_dict()
         out.write(json.dumps(scrub(data)) + "\n")
         return
     from logdoctor.report.layout import Layout, Line, command_changes, command_diff, plain
@@ -68,12 +70,19 @@ def print_check(report: CheckReport, fmt: str, out: TextIO, color: bool = False)
         lines.append([("no single change meets these together; choose one of their other fixes by hand:", "")])
         lines += [[(f"  - {item}", "")] for item in audit.unresolved]
     lines.append([(check_summary(audit.results, report.problems), "bold")])
-    if audit.before and audit.after:  # last, as in a report: the diff, then the command alone on its line
-        diff = command_diff(audit.before, audit.after)
+    after = audit.after
+    if report.with_vllm is not None:
+        from logdoctor.report.withvllm import with_vllm_lines
+
+        lines += [row for line in with_vllm_lines(report.with_vllm) for row in layout.fit(line, "       ")]
+        if report.with_vllm.accepted and report.with_vllm.command:
+            after = report.with_vllm.command  # the command vLLM itself accepted
+    if audit.before and after and after != audit.before:  # last, as in a report: diff, then the command
+        diff = command_diff(audit.before, after)
         if max(len(plain(line)) for line in diff) > 2 * layout.width:
-            diff = command_changes(audit.before, audit.after)
+            diff = command_changes(audit.before, after)
         lines += [row for line in diff for row in layout.fit(line, "    ")]
-        lines += [[("Corrected command:", "underline")], [(redact(audit.after), "bold")]]
+        lines += [[("Corrected command:", "underline")], [(redact(after), "bold")]]
     if color:
         from rich.console import Console
 

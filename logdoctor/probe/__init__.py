@@ -1,0 +1,1 @@
+"""Programs logdoctor runs with another interpreter (by path, not imported)."""

@@ -1,0 +1,5 @@
+import enum
+
+
+class UsageContext(enum.Enum):
+    OPENAI_API_SERVER = "OPENAI_API_SERVER"

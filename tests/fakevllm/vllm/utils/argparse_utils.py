@@ -1,0 +1,3 @@
+from argparse import ArgumentParser as FlexibleArgumentParser
+
+__all__ = ["FlexibleArgumentParser"]
