@@ -408,7 +408,7 @@ def _fix(
         attach_launch_fix(finding, launch, library)
         if finding.fix.command and finding.fix.command != finding.fix.original_command:
             round_.fixed_command, round_.fix_from = finding.fix.command, "finding"
-        elif finding.fix.command:
+        elif finding.fix.command or finding.fix.original_command:  # its changes are already in the command
             why_not = "the library's fix does not change the command"
     if round_.fixed_command is None and own.after and own.after != own.before:
         round_.fixed_command, round_.fix_from = own.after, "rules"

@@ -199,8 +199,8 @@ AGREEMENT = [
     ("vllm serve m --gpu-memory-util 1.5", None, False),
     # differ: the model's context length is a model fact check has no rule for without config.json.
     ("vllm serve m --max-model-len 4096", None, False),
-    # differ: check does not type-check values (issue 15, part 2).
-    ("vllm serve m --tensor-parallel-size abc", None, False),
+    # agree (moved, issue 14 part 2): check's parser types values as vLLM's does.
+    ("vllm serve m --tensor-parallel-size abc", None, True),
 ]
 
 
@@ -242,7 +242,8 @@ def test_cli_finds_the_vllm_on_path_and_prints_the_chain(tmp_path: Path) -> None
     assert f"vLLM 0.33.0 itself ({sys.executable}): asked 2 times" in out
     assert "1. refused by its config construction" in out and "memory.max-model-len-exceeds-derived" in out
     assert "2. accepted" in out
-    assert out.rstrip().endswith("vLLM accepted the corrected command after 1 fix: vllm serve m --max-model-len 2048")
+    assert "vLLM accepted the corrected command after 1 fix: vllm serve m --max-model-len 2048" in out
+    assert out.rstrip().endswith("Corrected command:\nvllm serve m --max-model-len 2048")  # last, as in a report
 
 
 def test_cli_json_has_the_chain(tmp_path: Path) -> None:
