@@ -9,7 +9,7 @@ from typing import Literal
 
 from logdoctor.launch.argspec import load_spec
 from logdoctor.launch.cmdline import render_command
-from logdoctor.launch.config import RULE_ARGUMENTS, LaunchConfig, Origin, Setting
+from logdoctor.launch.config import LaunchConfig, Origin, Setting
 from logdoctor.library.constraints import active, check_set, choose_fix, derive, plan_fix, sets_for
 from logdoctor.library.rules import ConstraintSet
 
@@ -48,7 +48,9 @@ class Audit:
 
 
 def fill_defaults(config: LaunchConfig, version: str | None, why: str) -> None:
-    """Arguments nobody set are at vLLM's default for the running version (from its own parser)."""
+    """Arguments nobody set are at vLLM's default for the running version (from its own parser): every
+    argument, so a rule on any of them reads "left at default" rather than "unknown", with no list of
+    the arguments rules read to keep in step with the rules."""
     for dest, setting in _defaults(version, why):
         config.use_default(dest, setting)
 
@@ -59,11 +61,7 @@ def _defaults(version: str | None, why: str) -> tuple[tuple[str, Setting], ...]:
     frozen, so configs share them)."""
     spec = load_spec(version)
     origin = Origin(kind="default", where=f"vLLM {spec.vllm_version} default ({why})")
-    return tuple(
-        (dest, Setting(value=arg.default, origin=origin))
-        for dest in RULE_ARGUMENTS
-        if (arg := spec.by_dest.get(dest)) is not None
-    )
+    return tuple((dest, Setting(value=arg.default, origin=origin)) for dest, arg in spec.by_dest.items())
 
 
 def set_label(cset: ConstraintSet) -> str:

@@ -19,11 +19,6 @@ from logdoctor.library.stored import constraint_sets
 if TYPE_CHECKING:
     from logdoctor.withvllm import WithVllm
 
-# Environment variables that rules read. `check` runs where the server will run, so their values (or
-# their absence, which selects vLLM's default) are known.
-RULE_ENV_VARS = ("VLLM_USE_V2_MODEL_RUNNER",)
-
-
 @dataclass
 class CheckReport:
     version: str
@@ -62,26 +57,39 @@ def command_words(tokens: list[str], config_file: str | None) -> list[str]:
 
 
 def build_config(
-    tokens: list[str], config_file: str | None, version: str, architecture: str | None, environ: dict[str, str]
+    tokens: list[str],
+    config_file: str | None,
+    version: str,
+    architecture: str | None,
+    environ: dict[str, str],
+    sets: list[ConstraintSet] | None = None,
 ) -> tuple[LaunchConfig, list[str]]:
-    parsed = read_launch(tokens, config_file, version, architecture, environ)
+    parsed = read_launch(tokens, config_file, version, architecture, environ, sets)
     return parsed.config, parsed.problems
 
 
 def read_launch(
-    tokens: list[str], config_file: str | None, version: str, architecture: str | None, environ: dict[str, str]
+    tokens: list[str],
+    config_file: str | None,
+    version: str,
+    architecture: str | None,
+    environ: dict[str, str],
+    sets: list[ConstraintSet] | None = None,
 ) -> ParsedCommand:
-    """The launch as `check` reads it: the command (and --config file), vLLM's defaults, the model's facts."""
+    """The launch as `check` reads it: the command (and --config file), vLLM's defaults, and what the
+    rule sets declare they read: environment variables and the model's facts."""
+    sets = constraint_sets() if sets is None else sets
     parsed = parse_command(command_words(tokens, config_file), version)
     config = parsed.config
     config.set("vllm_version", version, Origin(kind="command", where="--vllm-version"))
-    for name in RULE_ENV_VARS:
+    # `check` runs where the server will run: a variable's value, or its absence (vLLM's default), is known.
+    for name in dict.fromkeys(v.name for cset in sets for v in cset.env):
         if config.get(f"env.{name}") is None:
             value = environ.get(name)
             where = f"environment: {name}={value}" if value is not None else f"environment: {name} not set"
             config.set(f"env.{name}", value, Origin(kind="command", where=where))
     fill_defaults(config, version, "not on the command line")
-    add_model_facts(config, architecture)
+    add_model_facts(config, [f for cset in sets for f in cset.fact], architecture, environ)
     return parsed
 
 
@@ -96,7 +104,7 @@ def run_check(
     sets = constraint_sets() if sets is None else sets
     version = version or newest_version()
     environ = dict(os.environ) if environ is None else environ
-    parsed = read_launch(tokens, config_file, version, architecture, environ)
+    parsed = read_launch(tokens, config_file, version, architecture, environ, sets)
     config = parsed.config
     result = audit(config, sets, version)
     report = CheckReport(version, result, parsed.problems, config)
@@ -104,7 +112,7 @@ def run_check(
     if parsed.renames or parsed.unknown:
         # Options vLLM would refuse: the nearest real one when there is exactly one, else left out (said).
         fixed_tokens = correct_options(tokens, parsed.renames, parsed.unknown)
-        fixed, _ = build_config(fixed_tokens, config_file, version, architecture, environ)
+        fixed, _ = build_config(fixed_tokens, config_file, version, architecture, environ, sets)
         corrected = audit(fixed, sets, version)
         result.before = shlex.join(tokens if tokens else ["vllm", "serve"])
         result.after = corrected.after or render_command(fixed, version)

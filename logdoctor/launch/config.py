@@ -33,42 +33,6 @@ class Setting:
     origin: Origin
 
 
-# The arguments the rule sets and fixes read: when a launch does not say, they take vLLM's default for
-# the running version (from its argument parser), so a rule can tell "left at default" from "unknown".
-RULE_ARGUMENTS: tuple[str, ...] = (
-    "model",
-    "served_model_name",
-    "tokenizer",
-    "trust_remote_code",
-    "dtype",
-    "quantization",
-    "max_model_len",
-    "gpu_memory_utilization",
-    "max_num_seqs",
-    "max_num_batched_tokens",
-    "enforce_eager",
-    "tensor_parallel_size",
-    "pipeline_parallel_size",
-    "data_parallel_size",
-    "enable_prefix_caching",
-    "enable_chunked_prefill",
-    "async_scheduling",
-    "use_replayssm",
-    "replayssm_buffer_len",
-    "mamba_cache_mode",
-    "mamba_backend",
-    "mamba_ssm_cache_dtype",
-    "mamba_block_size",
-    "enable_mamba_cache_stochastic_rounding",
-    "speculative_config",
-    "kv_transfer_config",
-    "host",
-    "port",
-    "api_key",
-    "hf_token",
-)
-
-
 @dataclass(kw_only=True)
 class LaunchConfig:
     """A launch: the arguments (vLLM names), derived facts, and environment variables that matter."""

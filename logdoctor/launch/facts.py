@@ -1,25 +1,28 @@
-"""Facts about the model that the command line does not carry: its architecture and head counts.
+"""Facts about the model that the command line does not carry: its architecture, head counts, lengths.
 
-In order of trust: what the user said (`--architecture`), the model folder's config.json (when MODEL is a
-local path), and, for well-known families, the model's name (marked inferred).
+Which facts, and which config.json keys give them, is the rule sets' data (`[[constraint_set.fact]]`).
+In order of trust: what the user said (`--architecture`), the model's config.json (MODEL as a local
+folder, or a repo id whose snapshot is in the Hugging Face cache) with the launch's `--hf-overrides`
+applied as vLLM applies them, and, for the architecture of well-known families, the model's name (marked
+inferred). A fact none of these gives stays unknown.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import tomllib
+from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from logdoctor.launch.config import LaunchConfig, Origin
+from logdoctor.library.rules import Fact
 
-# config.json keys that rules need, as LaunchConfig facts.
-_CONFIG_JSON_FACTS = {
-    "mamba_num_heads": "mamba_num_heads",
-    "num_attention_heads": "num_attention_heads",
-    "num_key_value_heads": "num_key_value_heads",
-}
+_MISSING = object()
+_REPO_ID = re.compile(r"^[\w.-]+/[\w.-]+$")
 
 
 @lru_cache(maxsize=1)
@@ -35,29 +38,114 @@ def infer_architecture(model: str) -> str | None:
     return None
 
 
-def add_model_facts(config: LaunchConfig, architecture: str | None = None) -> None:
-    """Fill `architecture` and head counts, from the most direct source available."""
+def hub_cache(environ: Mapping[str, str]) -> Path:
+    """Where huggingface_hub keeps snapshots: HF_HUB_CACHE, else HF_HOME/hub, else ~/.cache/huggingface/hub."""
+    if environ.get("HF_HUB_CACHE"):
+        return Path(environ["HF_HUB_CACHE"])
+    home = environ.get("HF_HOME") or os.path.join(environ.get("XDG_CACHE_HOME") or "~/.cache", "huggingface")
+    return Path(home).expanduser() / "hub"
+
+
+def find_config_json(model: str, environ: Mapping[str, str], revision: str | None = None) -> Path | None:
+    """The config.json vLLM would read for MODEL: the folder's, or the cached snapshot of a repo id
+    (the revision's, else `main`'s, else the only snapshot there is)."""
+    folder = Path(model).expanduser()
+    if folder.is_dir():
+        found = folder / "config.json"
+        return found if found.is_file() else None
+    if not _REPO_ID.match(model):
+        return None
+    repo = hub_cache(environ) / ("models--" + model.replace("/", "--"))
+    snapshots = repo / "snapshots"
+    for ref in (revision, "main"):
+        if ref is None:
+            continue
+        ref_file = repo / "refs" / ref
+        commit = ref_file.read_text("utf-8").strip() if ref_file.is_file() else ref
+        candidate = snapshots / commit / "config.json"
+        if candidate.is_file():
+            return candidate
+    found_all = sorted(snapshots.glob("*/config.json")) if snapshots.is_dir() else []
+    return found_all[0] if len(found_all) == 1 else None
+
+
+def read_key(data: Any, dotted: str) -> Any:
+    """`text_config.num_attention_heads` reads into nested dicts, `architectures.0` into a list."""
+    value = data
+    for part in dotted.split("."):
+        if isinstance(value, dict) and part in value:
+            value = value[part]
+        elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
+            value = value[int(part)]
+        else:
+            return _MISSING
+    return value
+
+
+def fact_value(fact: Fact, data: dict[str, Any]) -> Any:
+    found = [v for key in fact.config_json if (v := read_key(data, key)) is not _MISSING and v is not None]
+    if not found:
+        return _MISSING
+    if fact.pick == "min":
+        numbers = [v for v in found if isinstance(v, int | float) and not isinstance(v, bool)]
+        return min(numbers) if numbers else _MISSING
+    return found[0]
+
+
+def overridden(data: dict[str, Any], overrides: Any) -> dict[str, Any]:
+    """config.json as vLLM sees it after `--hf-overrides` (a dict: nested dicts update, values replace)."""
+    if not isinstance(overrides, dict):
+        return data
+    merged = dict(data)
+    for key, value in overrides.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = overridden(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def add_model_facts(
+    config: LaunchConfig,
+    facts: Iterable[Fact] = (),
+    architecture: str | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> None:
+    """Fill the declared facts (and `architecture`) from the most direct source available. `environ`
+    locates the Hugging Face cache (the caller's environment: the core reads none)."""
+    environ = {} if environ is None else environ
     if architecture:
         config.set("architecture", architecture, Origin(kind="command", where="--architecture"))
     model = config.value("model")
     if not isinstance(model, str):
         return
-    folder = Path(model)
-    config_json = folder / "config.json"
-    if folder.is_dir() and config_json.is_file():
-        try:
-            data = json.loads(config_json.read_text("utf-8"))
-        except (OSError, ValueError):
-            data = None
-        if isinstance(data, dict):
-            where = Origin(kind="config_file", where=str(config_json))
-            archs = data.get("architectures")
-            if "architecture" not in config.settings and isinstance(archs, list) and archs:
-                config.set("architecture", str(archs[0]), where)
-            for key, name in _CONFIG_JSON_FACTS.items():
-                if isinstance(data.get(key), int):
-                    config.set(name, data[key], where)
+    wanted = {f.name: f for f in reversed(list(facts))}  # the first declaration of a name wins
+    wanted.setdefault("architecture", Fact(name="architecture", config_json=["architectures.0"]))
+    revision = config.value("revision")
+    path = find_config_json(model, environ, revision if isinstance(revision, str) else None)
+    data = _read_json(path) if path is not None else None
+    if data is not None and path is not None:
+        overrides = config.value("hf_overrides")
+        if isinstance(overrides, dict) and overrides:
+            data = overridden(data, overrides)
+            where = Origin(kind="config_file", where=f"{path} with --hf-overrides")
+        else:
+            where = Origin(kind="config_file", where=str(path))
+        for name, fact in wanted.items():
+            if name == "architecture" and architecture:
+                continue  # --architecture said so
+            value = fact_value(fact, data)
+            if value is not _MISSING:
+                config.set(name, value, where)
     if "architecture" not in config.settings:
         guess = infer_architecture(model)
         if guess is not None:
             config.set("architecture", guess, Origin(kind="inferred", where=f"inferred from the model name {model!r}"))
+
+
+def _read_json(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None

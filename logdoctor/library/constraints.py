@@ -18,19 +18,6 @@ _MISSING = object()
 _ORDER = {"gt": operator.gt, "ge": operator.ge, "lt": operator.lt, "le": operator.le}
 MAX_FIX_ROUNDS = 6
 
-# What would reveal a value the log did not show (said with every "unknown").
-REVEALED_BY: dict[str, str] = {
-    "architecture": "the log's `Resolved architecture:` line, `--architecture`, or a local model folder",
-    "vllm_version": "the log's version line, or `--vllm-version`",
-    "use_v2_model_runner": "VLLM_USE_V2_MODEL_RUNNER in the environment, or a log line naming the model runner",
-    "num_attention_heads": "the model's config.json (a local model folder)",
-    "mamba_num_heads": "the model's config.json: pass a local model folder as MODEL",
-    "kv_connector": "the launch's --kv-transfer-config (the log's `non-default args` line)",
-    "kv_role": "the launch's --kv-transfer-config (the log's `non-default args` line)",
-    "num_speculative_tokens": "the launch's --speculative-config (the log's `non-default args` line)",
-}
-
-
 def lookup(config: LaunchConfig, name: str) -> Any:
     """A field's value, `_MISSING` when unknown. Dotted names read into dict values."""
     head, _, rest = name.partition(".")
@@ -168,17 +155,10 @@ class RuleOutcome:
     status: str  # met | unmet | unknown
     evidence: list[str] = field(default_factory=list)
     unknown_fields: list[str] = field(default_factory=list)
-
-    @property
-    def reveal(self) -> str | None:
-        if not self.unknown_fields:
-            return None
-        return "; ".join(
-            f"{name}: {REVEALED_BY.get(name, 'not in the log or command')}" for name in self.unknown_fields
-        )
+    reveal: str | None = None  # for each unknown field, what would reveal it (the set's reveal texts)
 
 
-def check_rule(rule: Rule, config: LaunchConfig) -> RuleOutcome:
+def check_rule(rule: Rule, config: LaunchConfig, cset: ConstraintSet | None = None) -> RuleOutcome:
     branch = True if rule.when is None else evaluate(rule.when, config)
     names = sorted(rule.require.fields() | (rule.when.fields() if rule.when else set()))
     evidence, unknown = [], []
@@ -199,12 +179,18 @@ def check_rule(rule: Rule, config: LaunchConfig) -> RuleOutcome:
         status = "unmet" if branch is True else "unknown"
     else:
         status = "unknown"
-    return RuleOutcome(rule, status, evidence, unknown if status == "unknown" else [])
+    unknown = unknown if status == "unknown" else []
+    reveal = "; ".join(f"{name}: {reveal_text(cset, name)}" for name in unknown) or None
+    return RuleOutcome(rule, status, evidence, unknown, reveal)
+
+
+def reveal_text(cset: ConstraintSet | None, name: str) -> str:
+    return cset.reveal_text(name) if cset is not None else "not in the log or command"
 
 
 def check_set(cset: ConstraintSet, config: LaunchConfig) -> list[RuleOutcome]:
     derived = derive(cset, config)
-    return [check_rule(rule, config if rule.stage == "arguments" else derived) for rule in cset.rule]
+    return [check_rule(rule, config if rule.stage == "arguments" else derived, cset) for rule in cset.rule]
 
 
 def _branch_applies(rule: Rule, config: LaunchConfig) -> bool:
@@ -226,7 +212,13 @@ def flag_name(name: str) -> str:
     return "--" + name.split(".")[0].replace("_", "-")
 
 
-def apply_fix(option: FixOption, config: LaunchConfig, context: LaunchConfig, rule: Rule | None = None) -> list[str]:
+def apply_fix(
+    option: FixOption,
+    config: LaunchConfig,
+    context: LaunchConfig,
+    rule: Rule | None = None,
+    cset: ConstraintSet | None = None,
+) -> list[str]:
     """Change the launch as the fix says; `{from = ...}` values are read from `context`, the launch as
     vLLM resolves it (derived facts such as num_speculative_tokens live there). Returns the caveats: what
     the change gives up (a flag the launch had that the fix drops or turns off) and what it could not
@@ -241,14 +233,14 @@ def apply_fix(option: FixOption, config: LaunchConfig, context: LaunchConfig, ru
         value = resolve_value(spec, context)
         if value is _MISSING:
             source = spec.get("from", "") if isinstance(spec, dict) else ""
-            why = f"{source} is unknown ({REVEALED_BY.get(source, 'not in the log or command')})" if source else ""
+            why = f"{source} is unknown ({reveal_text(cset, source)})" if source else ""
             caveats.append(f"{label}: not fixed, its value cannot be computed ({option.says}): {why}".rstrip(": "))
             continue
         if isinstance(spec, dict) and "when_unknown" in spec and lookup(context, spec["from"]) is _MISSING:
             source = spec["from"]
             caveats.append(
                 f"{label}: {flag_name(name)} {value} holds whatever {source} is, which is unknown "
-                f"({REVEALED_BY.get(source, 'not in the log or command')}); a larger value may fit once it is known"
+                f"({reveal_text(cset, source)}); a larger value may fit once it is known"
             )
         head, _, key = name.partition(".")
         if key and head != "env":
@@ -302,7 +294,7 @@ def plan_fix(cset: ConstraintSet, config: LaunchConfig, broken: frozenset[str] =
                 continue
             context = derive(cset, fixed)
             option = choose_fix(outcome.rule, context)
-            caveats += apply_fix(option, fixed, context, outcome.rule)
+            caveats += apply_fix(option, fixed, context, outcome.rule, cset)
             applied.append((outcome.rule, option))
         outcomes = check_set(cset, fixed)
     if applied and active(cset, fixed) is not False:  # a fix that turned the feature off leaves no rule of it

@@ -60,7 +60,44 @@ def _tables(
 
 
 def parse_sets(name: str, text: str) -> list[ConstraintSet]:
-    return _tables(name, text, _toml(name, text), "constraint_set", validate_set, "constraint set")
+    data = _toml(name, text)
+    lists = data.get("lists", {})
+    if not isinstance(lists, dict) or not all(isinstance(v, list) for v in lists.values()):
+        raise LibraryError(f"{name}: [lists] must map names to arrays (`hybrid_models = [...]`)")
+    data["constraint_set"] = expand_lists(name, data.get("constraint_set", []), lists)
+    return _tables(name, text, data, "constraint_set", validate_set, "constraint set")
+
+
+def expand_lists(name: str, value: object, lists: dict[str, list[object]]) -> object:
+    """The file's named lists written in: `value = "@hybrid_models"` is that list, and an `"@name"`
+    element of an array is spliced in (`["@kimi_models", "X"]`). A name the file does not define is an
+    error naming it, not a literal string that would silently never match."""
+    if isinstance(value, dict):
+        return {k: expand_lists(name, v, lists) for k, v in value.items()}
+    if isinstance(value, list):
+        out: list[object] = []
+        for item in value:
+            if _list_name(item) is not None:
+                out.extend(_named(name, item, lists))
+            else:
+                out.append(expand_lists(name, item, lists))
+        return out
+    if _list_name(value) is not None:
+        return list(_named(name, value, lists))  # type: ignore[arg-type]
+    return value
+
+
+def _list_name(value: object) -> str | None:
+    if isinstance(value, str) and value.startswith("@") and value[1:].isidentifier():
+        return value[1:]
+    return None
+
+
+def _named(name: str, ref: str, lists: dict[str, list[object]]) -> list[object]:
+    key = ref[1:]
+    if key not in lists:
+        raise LibraryError(f"{name}: {ref} names no list of the file's [lists] (it has: {sorted(lists) or 'none'})")
+    return lists[key]
 
 
 def load_constraint_sets(extra_dirs: Iterable[str] = ()) -> list[ConstraintSet]:
@@ -98,10 +135,10 @@ def constraint_sets_of(files: list[tuple[str, str]]) -> list[ConstraintSet]:
 
 def parse_file(name: str, text: str) -> list[Pattern]:
     data = _toml(name, text)
-    extra = set(data) - {"pattern", "constraint_set"}
+    extra = set(data) - {"pattern", "constraint_set", "lists"}
     if extra:
         raise LibraryError(
-            f"{name}: unknown top-level keys {sorted(extra)}; only [[pattern]] and [[constraint_set]] tables"
+            f"{name}: unknown top-level keys {sorted(extra)}; only [[pattern]], [[constraint_set]] and [lists]"
         )
     return _tables(name, text, data, "pattern", validate_pattern, "pattern")
 

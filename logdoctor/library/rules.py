@@ -7,7 +7,11 @@ all, so logdoctor can check a whole launch at once. A set has:
 * `derive`: what vLLM resolves *before* it validates (the mamba cache mode follows prefix caching),
   applied in order, so rules see what vLLM sees rather than what the user typed;
 * `rule`s: a declarative requirement on LaunchConfig fields, the branch it applies in (`when`), the
-  exact message vLLM raises when it is broken (linking a log's error to its rule), and the fixes.
+  exact message vLLM raises when it is broken (linking a log's error to its rule), and the fixes;
+* what the rules read that is not an argument of vLLM's parser, declared beside them: model `fact`s
+  (which config.json key, in order of preference), the environment variables (`env`), and what would
+  reveal a value nobody revealed (`reveal`). Arguments need no declaration: their defaults come from the
+  version's argument parser (launch/argspecs). So a set for a new feature is data alone.
 
 Conditions are three-valued: a field nobody revealed makes a condition unknown, never true or false.
 
@@ -94,6 +98,28 @@ class Rule:
 
 
 @dataclass(kw_only=True)
+class Fact:
+    """A fact about the model that a rule reads, from the model's config.json (a local folder, or the
+    Hugging Face cache): the first of `config_json`'s dotted keys that is present (`text_config.x` reads
+    into a nested dict, `architectures.0` into a list), or the smallest of them all with `pick = "min"`
+    (vLLM's derived maximum length is the smallest of several keys)."""
+
+    name: str
+    config_json: list[str]
+    pick: Literal["first", "min"] = "first"
+    reveal: str = "the model's config.json (a local model folder, or the Hugging Face cache)"
+
+
+@dataclass(kw_only=True)
+class EnvVar:
+    """An environment variable a rule reads (as `env.NAME`): `check` runs where the server will run, so
+    its value, or its absence (vLLM's default), is known."""
+
+    name: str
+    reveal: str = "the server's environment"
+
+
+@dataclass(kw_only=True)
 class ConstraintSet:
     id: str
     feature: str
@@ -106,14 +132,41 @@ class ConstraintSet:
     drop: list[str] = dataclasses.field(default_factory=list)
     derive: list[Derivation] = dataclasses.field(default_factory=list)
     rule: list[Rule] = dataclasses.field(default_factory=list)
+    fact: list[Fact] = dataclasses.field(default_factory=list)
+    env: list[EnvVar] = dataclasses.field(default_factory=list)
+    reveal: dict[str, str] = dataclasses.field(default_factory=dict)  # field -> what would reveal it
     origin: str = ""  # the file it came from
 
     def inherit(self, parent: ConstraintSet) -> ConstraintSet:
-        """This set with its parent's derivations and rules filled in."""
+        """This set with its parent's derivations, rules, facts, variables and reveal texts filled in."""
         own = {r.id: r for r in self.rule}
         rules = [own.pop(r.id, r) for r in parent.rule if r.id not in self.drop] + list(own.values())
         derive = self.derive if self.replace_derive else parent.derive + self.derive
-        return dataclasses.replace(self, rule=rules, derive=derive, extends=None)
+        facts = {f.name: f for f in parent.fact} | {f.name: f for f in self.fact}
+        env = {e.name: e for e in parent.env} | {e.name: e for e in self.env}
+        return dataclasses.replace(
+            self,
+            rule=rules,
+            derive=derive,
+            fact=list(facts.values()),
+            env=list(env.values()),
+            reveal=parent.reveal | self.reveal,
+            extends=None,
+        )
+
+    def reveal_text(self, name: str) -> str:
+        """What would reveal `name` when the launch did not: the set's own words, or a plain default."""
+        if name in self.reveal:
+            return self.reveal[name]
+        for fact in self.fact:
+            if fact.name == name:
+                return fact.reveal
+        for variable in self.env:
+            if name == f"env.{variable.name}":
+                return variable.reveal
+        if name.startswith("env."):
+            return f"{name[4:]} in the server's environment"
+        return "not in the log or command"
 
 
 # --- as data: a validated table (rules_schema.py) or the cache's copy of one --------------------------------
@@ -126,6 +179,8 @@ def set_from_data(data: dict[str, Any]) -> ConstraintSet:
     fields["active"] = _condition(data["active"])
     fields["derive"] = [_derivation(d) for d in data.get("derive", [])]
     fields["rule"] = [_rule(r) for r in data.get("rule", [])]
+    fields["fact"] = [Fact(**f) for f in data.get("fact", [])]
+    fields["env"] = [EnvVar(**e) for e in data.get("env", [])]
     return ConstraintSet(**fields)
 
 

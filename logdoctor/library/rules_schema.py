@@ -77,6 +77,20 @@ class RuleEntry(_Strict):
     fix: list[FixOptionEntry] = Field(min_length=1)
 
 
+class FactEntry(_Strict):
+    """A model fact a rule reads (rules.Fact): config.json's dotted keys, first present (or smallest) wins."""
+
+    name: str
+    config_json: list[str] = Field(min_length=1)
+    pick: Literal["first", "min"] = "first"
+    reveal: str = "the model's config.json (a local model folder, or the Hugging Face cache)"
+
+
+class EnvVarEntry(_Strict):
+    name: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    reveal: str = "the server's environment"
+
+
 class ConstraintSetEntry(_Strict):
     id: str
     feature: str
@@ -89,6 +103,9 @@ class ConstraintSetEntry(_Strict):
     drop: list[str] = Field(default_factory=list)
     derive: list[DerivationEntry] = Field(default_factory=list)
     rule: list[RuleEntry] = Field(default_factory=list)
+    fact: list[FactEntry] = Field(default_factory=list)
+    env: list[EnvVarEntry] = Field(default_factory=list)
+    reveal: dict[str, str] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _valid(self) -> ConstraintSetEntry:

@@ -41,7 +41,7 @@ if TYPE_CHECKING:  # the matcher's modules are imported by what loads a library:
     from logdoctor.library.matcher import Library
     from logdoctor.library.rules import ConstraintSet
 
-FORMAT = 1  # of the stored data; a file of another format is rebuilt
+FORMAT = 2  # of the stored data; a file of another format is rebuilt
 # The modules (paths from this folder) whose code decides what is built and how it is stored.
 _LIBRARY_CODE = (
     *("files.py", "schema.py", "qualified.py", "../versions.py", "pattern.py", "loader.py", "literals.py"),

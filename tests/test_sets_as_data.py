@@ -1,0 +1,164 @@
+"""A constraint set for a new feature is data alone: what its rules read (arguments, environment
+variables, model facts from config.json or the Hugging Face cache), what would reveal what is unknown,
+and the lists its conditions name are declared in the TOML, with no change to logdoctor's code."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from logdoctor.check import run_check
+from logdoctor.library.loader import LibraryError, constraint_sets_of
+
+# A feature logdoctor's code has never heard of: every name below appears only in this data.
+TOY = """
+[lists]
+toy_archs = ["ToyForCausalLM", "OtherToyForCausalLM"]
+
+[[constraint_set]]
+id = "toy-0.33"
+feature = "Toy all-reduce"
+versions = ">=0.33"
+active = { field = "toy_layers", op = "gt", value = 0 }
+
+[[constraint_set.fact]]
+name = "toy_layers"
+config_json = ["text_config.num_hidden_layers", "num_hidden_layers"]
+reveal = "the toy model's config.json"
+
+[[constraint_set.fact]]
+name = "toy_context"
+config_json = ["max_position_embeddings", "n_positions"]
+pick = "min"
+
+[[constraint_set.env]]
+name = "TOY_MODE"
+reveal = "TOY_MODE where the server runs"
+
+[constraint_set.reveal]
+architecture = "the toy model's folder"
+
+[[constraint_set.rule]]
+id = "custom-all-reduce-off"
+says = "Toy models need the custom all-reduce off"
+when = { field = "architecture", op = "in", value = "@toy_archs" }
+require = { field = "disable_custom_all_reduce", op = "eq", value = true }
+vllm_message = "Toy models need --disable-custom-all-reduce"
+[[constraint_set.rule.fix]]
+says = "pass --disable-custom-all-reduce"
+set = { disable_custom_all_reduce = true }
+
+[[constraint_set.rule]]
+id = "toy-mode"
+says = "TOY_MODE is set to fast"
+require = { field = "env.TOY_MODE", op = "eq", value = "fast" }
+vllm_message = "TOY_MODE must be fast"
+[[constraint_set.rule.fix]]
+says = "set TOY_MODE=fast"
+set = { "env.TOY_MODE" = "fast" }
+
+[[constraint_set.rule]]
+id = "context-fits"
+says = "--max-model-len fits the toy context"
+require = { field = "max_model_len", op = "le", value_from = "toy_context" }
+vllm_message = "too long"
+[[constraint_set.rule.fix]]
+says = "lower --max-model-len"
+set = { max_model_len = { from = "toy_context" } }
+"""
+
+
+def toy_sets(text: str = TOY):  # type: ignore[no-untyped-def]
+    return constraint_sets_of([("toy-rules.toml", text)])
+
+
+def model_dir(root: Path, config: dict[str, object]) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "config.json").write_text(json.dumps(config))
+    return root
+
+
+def statuses(report) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    return {r.id: r.status for r in report.audit.results}
+
+
+TOY_CONFIG = {
+    "architectures": ["OtherToyForCausalLM"],
+    "text_config": {"num_hidden_layers": 4},
+    "max_position_embeddings": 4096,
+    "n_positions": 2048,
+}
+
+
+def test_a_new_feature_set_is_checked_from_data_alone(tmp_path: Path) -> None:
+    model = model_dir(tmp_path / "toy", TOY_CONFIG)
+    report = run_check(["vllm", "serve", str(model), "--max-model-len", "3000"], sets=toy_sets(), environ={})
+    # the argument's default comes from vLLM's parser (False), so the rule is unmet, not unknown
+    assert statuses(report) == {"custom-all-reduce-off": "unmet", "toy-mode": "unmet", "context-fits": "unmet"}
+    after = report.audit.after or ""
+    assert "--disable-custom-all-reduce" in after and "TOY_MODE=fast" in after and "--max-model-len 2048" in after
+    evidence = {r.id: r.evidence for r in report.audit.results}
+    assert any("default" in e for e in evidence["custom-all-reduce-off"])
+    assert any("TOY_MODE not set" in e for e in evidence["toy-mode"])
+
+
+def test_the_fixed_launch_meets_the_toy_rules(tmp_path: Path) -> None:
+    model = model_dir(tmp_path / "toy", TOY_CONFIG)
+    command = ["vllm", "serve", str(model), "--disable-custom-all-reduce", "--max-model-len", "2k"]
+    report = run_check(command, sets=toy_sets(), environ={"TOY_MODE": "fast"})
+    assert set(statuses(report).values()) == {"met"}
+
+
+def test_unknown_facts_say_what_the_set_says_would_reveal_them() -> None:
+    report = run_check(["vllm", "serve", "nobody/knows-this-model"], sets=toy_sets(), environ={})
+    # without the model's config.json the feature's activity is unknown: its rules are listed as unknown
+    unknown = {r.id: r.reveal for r in report.audit.results if r.status == "unknown"}
+    assert "the toy model's folder" in (unknown["custom-all-reduce-off"] or "")
+    assert "the toy model's config.json" not in (unknown["custom-all-reduce-off"] or "")
+
+
+def test_model_facts_come_from_the_hugging_face_cache(tmp_path: Path) -> None:
+    snapshot = tmp_path / "hub" / "models--toy-org--toy-7b" / "snapshots" / "abc123"
+    model_dir(snapshot, TOY_CONFIG)
+    (tmp_path / "hub" / "models--toy-org--toy-7b" / "refs").mkdir()
+    (tmp_path / "hub" / "models--toy-org--toy-7b" / "refs" / "main").write_text("abc123")
+    report = run_check(
+        ["vllm", "serve", "toy-org/toy-7b", "--max-model-len", "1024"],
+        sets=toy_sets(),
+        environ={"HF_HUB_CACHE": str(tmp_path / "hub"), "TOY_MODE": "fast"},
+    )
+    assert statuses(report) == {"custom-all-reduce-off": "unmet", "toy-mode": "met", "context-fits": "met"}
+    assert report.config is not None and report.config.value("toy_layers") == 4
+
+
+def test_hf_overrides_change_the_facts_as_vllm_applies_them(tmp_path: Path) -> None:
+    model = model_dir(tmp_path / "toy", TOY_CONFIG)
+    overrides = json.dumps({"architectures": ["PlainForCausalLM"], "n_positions": 8192})
+    report = run_check(
+        ["vllm", "serve", str(model), "--hf-overrides", overrides, "--max-model-len", "3000"],
+        sets=toy_sets(),
+        environ={"TOY_MODE": "fast"},
+    )
+    # no longer a toy architecture; the smallest context key is now max_position_embeddings (4096)
+    assert statuses(report) == {"custom-all-reduce-off": "met", "toy-mode": "met", "context-fits": "met"}
+
+
+def test_a_list_name_the_file_does_not_define_is_an_error() -> None:
+    with pytest.raises(LibraryError, match="@toy_arches names no list"):
+        toy_sets(TOY.replace('value = "@toy_archs"', 'value = "@toy_arches"'))
+
+
+def test_named_lists_are_spliced_into_arrays() -> None:
+    text = TOY.replace('value = "@toy_archs"', 'value = ["@toy_archs", "ThirdToyForCausalLM"]')
+    rule = next(r for r in toy_sets(text)[0].rule if r.id == "custom-all-reduce-off")
+    assert rule.when is not None
+    assert rule.when.value == ["ToyForCausalLM", "OtherToyForCausalLM", "ThirdToyForCausalLM"]
+
+
+def test_a_child_set_inherits_the_declarations() -> None:
+    child = TOY + '\n[[constraint_set]]\nid = "toy-0.34"\nextends = "toy-0.33"\nfeature = "Toy all-reduce"\nversions = ">=0.34"\nactive = { field = "toy_layers", op = "gt", value = 0 }\n'
+    sets = toy_sets(child)
+    assert [f.name for f in sets[1].fact] == ["toy_layers", "toy_context"]
+    assert sets[1].reveal_text("env.TOY_MODE") == "TOY_MODE where the server runs"
