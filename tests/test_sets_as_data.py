@@ -162,3 +162,83 @@ def test_a_child_set_inherits_the_declarations() -> None:
     sets = toy_sets(child)
     assert [f.name for f in sets[1].fact] == ["toy_layers", "toy_context"]
     assert sets[1].reveal_text("env.TOY_MODE") == "TOY_MODE where the server runs"
+
+
+OPS = """
+[[constraint_set]]
+id = "ops-0.33"
+feature = "Operations"
+versions = ">=0.33"
+active = { field = "model", op = "not_null" }
+
+[[constraint_set.fact]]
+name = "template_exists"
+exists_of = "chat_template"
+reveal = "the --chat-template path where the server runs"
+
+[[constraint_set.fact]]
+name = "checkpoint_quantization"
+config_json = ["quantization_config.quant_method"]
+absent = "none"
+
+[[constraint_set.fact]]
+name = "rope_factor"
+config_json = ["rope_scaling.factor"]
+
+[[constraint_set.fact]]
+name = "context"
+config_json = ["max_position_embeddings"]
+
+[[constraint_set.fact]]
+name = "template_in_tokenizer"
+file = "tokenizer_config.json"
+config_json = ["chat_template"]
+absent = ""
+
+[[constraint_set.derive]]
+field = "scaled_context"
+value = { from = "context", times_from = "rope_factor" }
+says = "vLLM scales the context by the rope scaling factor"
+
+[[constraint_set.rule]]
+id = "template-file"
+says = "The chat template file exists"
+when = { field = "chat_template", op = "matches", value = "\\\\.jinja$" }
+require = { field = "template_exists", op = "eq", value = true }
+vllm_message = "The supplied chat template ({chat_template}) looks like a file path, but it failed to be opened."
+[[constraint_set.rule.fix]]
+says = "give the path of an existing file"
+
+[[constraint_set.rule]]
+id = "fits"
+says = "--max-model-len fits the scaled context"
+require = { field = "max_model_len", op = "le", value_from = "scaled_context" }
+vllm_message = "too long"
+[[constraint_set.rule.fix]]
+says = "lower it"
+set = { max_model_len = { from = "scaled_context" } }
+"""
+
+
+def test_paths_regexes_other_files_and_products(tmp_path: Path) -> None:
+    model = model_dir(tmp_path / "m", {"max_position_embeddings": 4096, "rope_scaling": {"factor": 4.0}})
+    (model / "tokenizer_config.json").write_text('{"chat_template": "{{ messages }}"}')
+    sets = constraint_sets_of([("ops-rules.toml", OPS)])
+    missing = str(tmp_path / "absent.jinja")
+    command = ["vllm", "serve", str(model), "--chat-template", missing, "--max-model-len", "20000"]
+    report = run_check(command, sets=sets, environ={})
+    assert statuses(report) == {"template-file": "unmet", "fits": "unmet"}
+    assert report.config is not None
+    assert report.config.value("checkpoint_quantization") == "none"
+    assert report.config.value("template_in_tokenizer") == "{{ messages }}"
+    assert "--max-model-len 16384" in (report.audit.after or "")
+    present = tmp_path / "t.jinja"
+    present.write_text("{{ x }}")
+    command = ["vllm", "serve", str(model), "--chat-template", str(present), "--max-model-len", "16k"]
+    assert statuses(run_check(command, sets=sets, environ={})) == {"template-file": "met", "fits": "met"}
+
+
+def test_a_fact_needs_exactly_one_source() -> None:
+    bad = OPS.replace('exists_of = "chat_template"', 'exists_of = "chat_template"\nconfig_json = ["x"]')
+    with pytest.raises(LibraryError, match="exactly one of"):
+        constraint_sets_of([("ops-rules.toml", bad)])

@@ -121,26 +121,55 @@ def add_model_facts(
         return
     wanted = {f.name: f for f in reversed(list(facts))}  # the first declaration of a name wins
     wanted.setdefault("architecture", Fact(name="architecture", config_json=["architectures.0"]))
+    for fact in wanted.values():
+        if fact.exists_of is not None:
+            _path_fact(config, fact)
     revision = config.value("revision")
     path = find_config_json(model, environ, revision if isinstance(revision, str) else None)
-    data = _read_json(path) if path is not None else None
-    if data is not None and path is not None:
-        overrides = config.value("hf_overrides")
-        if isinstance(overrides, dict) and overrides:
-            data = overridden(data, overrides)
-            where = Origin(kind="config_file", where=f"{path} with --hf-overrides")
-        else:
-            where = Origin(kind="config_file", where=str(path))
-        for name, fact in wanted.items():
-            if name == "architecture" and architecture:
-                continue  # --architecture said so
-            value = fact_value(fact, data)
-            if value is not _MISSING:
-                config.set(name, value, where)
+    if path is None:  # no config.json to read: the folder's facts stay unknown
+        guess_architecture(config, model)
+        return
+    files: dict[str, dict[str, Any] | None] = {"config.json": _read_json(path)}
+    overrides = config.value("hf_overrides")
+    for name, fact in wanted.items():
+        if fact.exists_of is not None or (name == "architecture" and architecture):
+            continue  # --architecture said so
+        if fact.file not in files:
+            files[fact.file] = _read_json(path.with_name(fact.file)) if path.with_name(fact.file).is_file() else None
+        data = files[fact.file]
+        where = str(path.with_name(fact.file))
+        if data is None:
+            if fact.absent is not None and not path.with_name(fact.file).exists():
+                config.set(name, fact.absent, Origin(kind="config_file", where=f"{where} (absent)"))
+            continue
+        if fact.file == "config.json" and isinstance(overrides, dict) and overrides:
+            data = overridden(data, overrides)  # vLLM applies --hf-overrides to the model's config
+            where += " with --hf-overrides"
+        value = fact_value(fact, data)
+        if value is _MISSING and fact.absent is not None:
+            value = fact.absent
+        if value is not _MISSING:
+            config.set(name, value, Origin(kind="config_file", where=where))
+    guess_architecture(config, model)
+
+
+def guess_architecture(config: LaunchConfig, model: str) -> None:
+    """The architecture of a well-known family, from the model's name, when nothing more direct said."""
     if "architecture" not in config.settings:
         guess = infer_architecture(model)
         if guess is not None:
             config.set("architecture", guess, Origin(kind="inferred", where=f"inferred from the model name {model!r}"))
+
+
+def _path_fact(config: LaunchConfig, fact: Fact) -> None:
+    """Whether the file an argument names exists here (relative paths from where `check` runs)."""
+    assert fact.exists_of is not None
+    named = config.value(fact.exists_of)
+    if not isinstance(named, str) or not named:
+        config.set(fact.name, None, Origin(kind="derived", where=f"--{fact.exists_of.replace('_', '-')} not given"))
+        return
+    exists = Path(named).expanduser().exists()
+    config.set(fact.name, exists, Origin(kind="derived", where=f"{named} {'exists' if exists else 'does not exist'}"))
 
 
 def _read_json(path: Path) -> dict[str, Any] | None:

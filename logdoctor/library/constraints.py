@@ -51,6 +51,11 @@ def _compare(op: str, actual: Any, expected: Any) -> Truth:
             return actual is None
         if op == "not_null":
             return actual is not None
+        if op in ("matches", "not_matches"):
+            # A regex on the value as text (a parser name, a path's suffix); a value known to be absent
+            # matches nothing.
+            found = actual is not None and _regex(str(expected)).search(str(actual)) is not None
+            return found if op == "matches" else not found
         if actual is None or expected is None:
             return False
         if op == "multiple_of":
@@ -58,6 +63,11 @@ def _compare(op: str, actual: Any, expected: Any) -> Truth:
         return bool(_ORDER[op](actual, expected))
     except TypeError:
         return None
+
+
+@lru_cache(maxsize=256)
+def _regex(text: str) -> re.Pattern[str]:
+    return re.compile(text)
 
 
 def evaluate(condition: Condition, config: LaunchConfig) -> Truth:
@@ -91,7 +101,7 @@ def trivially(op: str, expected: Any) -> Truth:
     return None
 
 
-_VALUE_KEYS = frozenset({"from", "offset", "divisor_at_most", "when_unknown"})
+_VALUE_KEYS = frozenset({"from", "offset", "times", "times_from", "divisor_at_most", "when_unknown"})
 
 
 def resolve_value(spec: Any, config: LaunchConfig) -> Any:
@@ -106,7 +116,7 @@ def resolve_value(spec: Any, config: LaunchConfig) -> Any:
         return spec.get("when_unknown", _MISSING)
     if base is None:
         # Known to be absent (no --kv-transfer-config, so no kv_connector); arithmetic on it is unknown.
-        plain = not spec.get("offset") and "divisor_at_most" not in spec
+        plain = not spec.get("offset") and not {"divisor_at_most", "times", "times_from"} & set(spec)
         return None if plain else _MISSING
     if "divisor_at_most" in spec:
         limit = lookup(config, spec["divisor_at_most"])
@@ -114,12 +124,21 @@ def resolve_value(spec: Any, config: LaunchConfig) -> Any:
             return _MISSING
         return next(d for d in range(min(limit, base), 0, -1) if base % d == 0)
     offset = spec.get("offset", 0)
-    if not offset:
+    factor: Any = spec.get("times", 1)
+    if "times_from" in spec:
+        factor = lookup(config, spec["times_from"])
+        if factor is None:
+            factor = 1  # known to be absent (no rope scaling): nothing to multiply by
+    if not offset and factor == 1 and "times_from" not in spec:
         return base
-    if isinstance(base, bool) or not isinstance(base, int | float):
-        return _MISSING  # arithmetic on a value that is not a number: vLLM would reject it elsewhere
-    result = base + offset
+    if not _number(base) or not _number(factor):
+        return _MISSING  # arithmetic on a value that is not a number (or unknown): vLLM would reject it elsewhere
+    result = base * factor + offset
     return int(result) if isinstance(result, float) and result.is_integer() else result
+
+
+def _number(value: Any) -> bool:
+    return not isinstance(value, bool) and isinstance(value, int | float)
 
 
 def derive(cset: ConstraintSet, config: LaunchConfig) -> LaunchConfig:

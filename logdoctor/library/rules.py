@@ -26,7 +26,9 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Literal
 
-Op = Literal["eq", "ne", "in", "not_in", "is_null", "not_null", "gt", "ge", "lt", "le", "multiple_of"]
+Op = Literal[
+    "eq", "ne", "in", "not_in", "is_null", "not_null", "gt", "ge", "lt", "le", "multiple_of", "matches", "not_matches",
+]  # fmt: skip
 
 
 @dataclass(kw_only=True)
@@ -99,13 +101,22 @@ class Rule:
 
 @dataclass(kw_only=True)
 class Fact:
-    """A fact about the model that a rule reads, from the model's config.json (a local folder, or the
+    """A fact a rule reads that no argument carries, from the model's config.json (a local folder, or the
     Hugging Face cache): the first of `config_json`'s dotted keys that is present (`text_config.x` reads
     into a nested dict, `architectures.0` into a list), or the smallest of them all with `pick = "min"`
     (vLLM's derived maximum length is the smallest of several keys)."""
 
     name: str
-    config_json: list[str]
+    config_json: list[str] = dataclasses.field(default_factory=list)
+    # Another JSON file of the model's folder (`tokenizer_config.json`, `hf_quant_config.json`); its keys
+    # are read the same way. `absent` is the fact's value when the file lacks every key, or (for a file
+    # other than config.json) the folder lacks the file: `absent = "none"` for a checkpoint with no
+    # quantization_config. Without `absent`, a missing key leaves the fact unknown.
+    file: str = "config.json"
+    absent: Any = None
+    # Or: whether the path an argument names exists where `check` runs (`--chat-template FILE`): true or
+    # false, and null when the argument is not given.
+    exists_of: str | None = None
     pick: Literal["first", "min"] = "first"
     reveal: str = "the model's config.json (a local model folder, or the Hugging Face cache)"
 

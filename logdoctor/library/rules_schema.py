@@ -81,9 +81,18 @@ class FactEntry(_Strict):
     """A model fact a rule reads (rules.Fact): config.json's dotted keys, first present (or smallest) wins."""
 
     name: str
-    config_json: list[str] = Field(min_length=1)
+    config_json: list[str] = Field(default_factory=list)
+    file: str = Field(default="config.json", pattern=r"^[\w.-]+$")  # a file of the model's folder
+    absent: Any = None
+    exists_of: str | None = None
     pick: Literal["first", "min"] = "first"
     reveal: str = "the model's config.json (a local model folder, or the Hugging Face cache)"
+
+    @model_validator(mode="after")
+    def _one_source(self) -> FactEntry:
+        if bool(self.config_json) == (self.exists_of is not None):
+            raise ValueError(f"fact {self.name!r} needs exactly one of: config_json (keys), exists_of (an argument)")
+        return self
 
 
 class EnvVarEntry(_Strict):
