@@ -76,6 +76,23 @@ def available_versions() -> list[str]:
     )
 
 
+def outside_note(version: str) -> str | None:
+    """When `version` is outside the releases whose parsers logdoctor carries: which one read the command
+    (load_spec's choice), said, since vLLM's own parser may differ. A patch release reads as its minor's."""
+    versions = available_versions()
+    wanted = parse_version(version)
+    if wanted is None:
+        return None
+    oldest, newest = versions[0], versions[-1]
+    if wanted < (parse_version(oldest) or ()):
+        side, used = "older", oldest
+    elif wanted[:2] > (parse_version(newest) or ())[:2]:
+        side, used = "newer", newest
+    else:
+        return None
+    return f"vLLM {version} is {side} than every parser logdoctor carries: the command was read as vLLM {used} reads it"
+
+
 @lru_cache(maxsize=64)  # a crash loop's file can hold launches of many releases: no reloading per finding
 def load_spec(version: str | None = None) -> ParserSpec:
     """The spec of `version`, or of the nearest dumped version (the newest when None)."""

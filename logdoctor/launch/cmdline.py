@@ -164,19 +164,64 @@ def _unknown_option(option: str, spec: ParserSpec, parsed: ParsedCommand | None,
     """vLLM's refusal of an option, with the nearest real options of the release and vLLM's own hint."""
     from logdoctor.launch.nearest import nearest_options, vllm_hint
 
-    nearest = nearest_options(option, spec.by_option)
+    renamed = same_argument(option, spec)
+    nearest = [renamed] if renamed else nearest_options(option, spec.by_option)
     text = f"unknown option {option}{source}: vLLM exits with `unrecognized arguments: {option}`"
-    if nearest:
+    if renamed:
+        text += f"; did you mean {renamed}? (vLLM {spec.vllm_version}'s spelling of the same argument)"
+    elif nearest:
         text += f"; did you mean {' or '.join(nearest)}? (the nearest options of vLLM {spec.vllm_version})"
     hint = vllm_hint(option)
     if hint:
         text += f"; vLLM's own hint: {hint}"
+    other = other_releases(option, spec.vllm_version)
+    if other:
+        text += f"; {other}"
     if parsed is not None:
         if len(nearest) == 1:
             parsed.renames[option] = nearest[0]
         else:
             parsed.unknown.append(option)
     return text
+
+
+def same_argument(option: str, spec: ParserSpec) -> str | None:
+    """This release's spelling of the argument another release spells `option` (a renamed flag: 0.33's
+    `--disable-prefix-caching` is 0.32's `--no-enable-prefix-caching`, the same argument turned off), the
+    newest such release first. None when no release logdoctor carries has the option."""
+    from logdoctor.launch.argspec import available_versions
+
+    spelled = "--" + option[2:].replace("_", "-") if option.startswith("--") else option
+    for version in reversed(available_versions()):
+        other = load_spec(version).find(option)
+        mine = spec.by_dest.get(other.dest) if other is not None and version != spec.vllm_version else None
+        if other is None or mine is None:
+            continue
+        if other.kind == "bool" and mine.kind == "bool":
+            spellings = [o for o in (*mine.options, *mine.hidden) if o.startswith("--")]
+            same = [o for o in spellings if _turns_off(mine, o) == _turns_off(other, spelled)]
+            return same[0] if same else None
+        return mine.long_option if mine.kind == other.kind else None
+    return None
+
+
+def _turns_off(arg: ArgSpec, option: str) -> bool:
+    """Is `option` a spelling that sets the `--x/--no-x` pair `arg` to False?"""
+    return option in arg.negative if arg.negative else option.startswith("--no-")
+
+
+def other_releases(option: str, version: str) -> str | None:
+    """Which releases logdoctor carries do take an option `version` refuses: a flag removed (`vLLM
+    0.27.0 to 0.32.0 have it`) or one newer than the version (`it is vLLM 0.33.0's`)."""
+    from logdoctor.launch.argspec import available_versions
+    from logdoctor.versions import parse_version
+
+    having = [v for v in available_versions() if v != version and load_spec(v).find(option) is not None]
+    if not having:
+        return None
+    span = having[0] if len(having) == 1 else f"{having[0]} to {having[-1]}"
+    newer = (parse_version(having[0]) or ()) > (parse_version(version) or ())
+    return f"vLLM {span} {'has' if len(having) == 1 else 'have'} it ({'newer' if newer else 'older'} than {version})"
 
 
 def _parse_args(
