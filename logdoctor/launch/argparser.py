@@ -123,7 +123,7 @@ def served_name_without_model(words: list[Word]) -> bool:
     )
 
 
-def pull_config_file(words: list[Word], spec: ParserSpec, files: list[str]) -> list[Word]:
+def pull_config_file(words: list[Word], files: list[str]) -> list[Word]:
     """`--config FILE` (that exact word: `--config=FILE` is left to argparse, which only stores it) is
     replaced by the file's keys, after the positional model: the command line wins over the file
     (FlexibleArgumentParser._pull_args_from_config)."""
@@ -135,7 +135,7 @@ def pull_config_file(words: list[Word], spec: ParserSpec, files: list[str]) -> l
         raise Refusal("ValueError: No config file specified! Please check your command-line arguments.")
     path = texts[index + 1]
     files.append(path)
-    from_file = load_config_file(path, spec)
+    from_file = load_config_file(path)
     model_in_cli = bool(words) and not texts[0].startswith("-")
     if not model_in_cli and not any(w.text == "--model" for w in from_file):
         raise Refusal(f"ValueError: {NO_MODEL}")
@@ -143,7 +143,7 @@ def pull_config_file(words: list[Word], spec: ParserSpec, files: list[str]) -> l
     return rest[:1] + from_file + rest[1:] if model_in_cli else from_file + rest
 
 
-def load_config_file(path: str, spec: ParserSpec) -> list[Word]:
+def load_config_file(path: str) -> list[Word]:
     """A `--config` YAML file as the words vLLM makes of it (load_config_file): `key: true` is `--key`,
     a list its items, a mapping JSON. `key: false` would be `--no-key` if the parser reading the file had
     it, but `vllm serve` reads the file in the top-level `vllm` parser, which has no such options: the key
@@ -565,7 +565,7 @@ def read(args: list[str], spec: ParserSpec) -> Parsed:
         parsed.problems.append(f"--served-model-name without a model: vLLM exits with `ValueError: {NO_MODEL_FIRST}`")
     if "--config" in [w.text for w in words]:
         try:
-            words = pull_config_file(words, spec, parsed.config_files)
+            words = pull_config_file(words, parsed.config_files)
         except Refusal as refusal:
             path = parsed.config_files[-1] if parsed.config_files else ""
             parsed.problems.append(f"--config {path}".rstrip() + f": vLLM exits with `{refusal}`")
