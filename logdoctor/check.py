@@ -10,11 +10,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from logdoctor.audit import Audit, audit, fill_defaults
-from logdoctor.launch.cmdline import ParsedCommand, parse_command, read_config_file, render_command
+from logdoctor.launch.argspec import outside_note
+from logdoctor.launch.cmdline import CommandError, ParsedCommand, parse_command, read_config_file, render_command
 from logdoctor.launch.config import LaunchConfig, Origin
 from logdoctor.launch.facts import add_model_facts
 from logdoctor.library.rules import ConstraintSet
 from logdoctor.library.stored import constraint_sets
+from logdoctor.versions import parse_version
 
 if TYPE_CHECKING:
     from logdoctor.withvllm import WithVllm
@@ -103,12 +105,17 @@ def run_check(
 ) -> CheckReport:
     sets = constraint_sets() if sets is None else sets
     version = version or newest_version()
+    if parse_version(version) is None:
+        raise CommandError(f"unknown vLLM version {version!r}: {carried_versions()}")
     environ = dict(os.environ) if environ is None else environ
     parsed = read_launch(tokens, config_file, version, architecture, environ, sets)
     config = parsed.config
     result = audit(config, sets, version)
     report = CheckReport(version, result, parsed.problems, config)
     report.yaml_diff = list(parsed.yaml_diff)
+    note = outside_note(version)
+    if note is not None:
+        result.caveats.append(note + _unvouched(config, version))
     if parsed.renames or parsed.unknown:
         # Options vLLM would refuse: the nearest real one when there is exactly one, else left out (said).
         fixed_tokens = correct_options(tokens, parsed.renames, parsed.unknown)
@@ -124,6 +131,23 @@ def run_check(
         ]
         result.caveats += [c for c in corrected.caveats if c not in result.caveats]
     return report
+
+
+def carried_versions() -> str:
+    """The releases whose parsers logdoctor carries, for an error that names them."""
+    from logdoctor.launch.argspec import available_versions
+
+    return "logdoctor carries the parsers of vLLM " + ", ".join(available_versions())
+
+
+def _unvouched(config: LaunchConfig, version: str) -> str:
+    """The options of the command read with another release's parser: whether `version` has them (or
+    takes their values alike) logdoctor cannot tell."""
+    options = [words[0].partition("=")[0] for dest, words in config.written.items() if dest != "model" and words]
+    options = [o for o in dict.fromkeys(options) if o.startswith("-")]
+    if not options:
+        return ""
+    return f"; whether vLLM {version} takes {', '.join(options)} logdoctor cannot tell"
 
 
 def correct_options(tokens: list[str], renames: dict[str, str], unknown: list[str]) -> list[str]:

@@ -115,7 +115,9 @@ def _poll_seconds(text: str) -> float:
 
 def _version(text: str) -> str:
     if not re.fullmatch(r"v?\d+\.\d+(\.\d+)?([.+-]?[0-9A-Za-z.+-]*)?", text):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a vLLM version; give one like 0.28.0")
+        from logdoctor.check import carried_versions
+
+        raise argparse.ArgumentTypeError(f"{text!r} is not a vLLM version ({carried_versions()})")
     return text.removeprefix("v")
 
 

@@ -180,11 +180,12 @@ def test_the_loop_stops_when_the_fix_changes_nothing(probe: Probe) -> None:
     assert result.stopped == "the library's fix does not change the command"
 
 
-def test_a_fix_that_leaves_out_an_option_only_vllm_knows_says_so(probe: Probe) -> None:
-    # vLLM's parser takes the prefix --max-num-seq; logdoctor's does not, and renders the fix without it.
+def test_a_fix_keeps_an_abbreviated_option_vllm_takes(probe: Probe) -> None:
+    # vLLM's parser takes the unique prefix --max-num-seq (argparse's allow_abbrev); so does logdoctor's
+    # (issue 15 part 2: it once dropped it from the fix, saying so), and the fix keeps it as written.
     result = validate_loop(probe, words("vllm serve m --max-num-seq 8 --gpu-memory-utilization 1.5"), "0.33.0")
-    assert result.rounds[0].fixed_command == "vllm serve m --gpu-memory-utilization 0.9"
-    assert result.rounds[0].dropped == ["--max-num-seq"]
+    assert result.rounds[0].fixed_command == "vllm serve m --max-num-seq 8 --gpu-memory-utilization 0.9"
+    assert result.rounds[0].dropped == []
 
 
 # Where the data-defined rule sets (check without vLLM) and vLLM itself agree, and where they differ
@@ -195,7 +196,8 @@ AGREEMENT = [
     # agree: check's parser and vLLM's refuse the same unknown option.
     ("vllm serve m --no-such-flag", None, True),
     # differ: vLLM's parser takes the prefix --gpu-memory-util and refuses the value at config
-    # construction; check's parser calls the prefix an unknown option (issue 15, part 2).
+    # construction; check's parser takes the prefix too (issue 15 part 2), but no rule of check's
+    # bounds gpu_memory_utilization yet.
     ("vllm serve m --gpu-memory-util 1.5", None, False),
     # differ: the model's context length is a model fact check has no rule for without config.json.
     ("vllm serve m --max-model-len 4096", None, False),

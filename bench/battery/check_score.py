@@ -16,8 +16,8 @@ and prints one row per scenario:
   expect       fail / pass, and the library's rule for the error the capture shows (scan's primary
                finding of its last launch)
   check        the prediction; `agree` for a failure: an unmet rule that owns that error's pattern,
-               or a parser problem naming the option vLLM's parser refused; for a pass: nothing unmet
-               and no parser problem
+               or a parser problem naming the option vLLM's parser refused (where vLLM's parser raised
+               instead, one carrying its words); for a pass: nothing unmet and no parser problem
   with-vllm    `agree`: round 1 is refused with the capture's error (its expected_message, or the
                same rule) for a failure, accepted for a pass; rounds; `accepted` (the last round);
                `fixed` when the library had a fix for round 1 and vLLM accepted the corrected command
@@ -133,6 +133,12 @@ def score_check(s: dict, meta: dict, result: dict, rule: str | None, owning: set
         if not agree and problems and PARSER_REFUSAL.search(expected):
             refusal = PARSER_REFUSAL.split(expected, 1)[-1].splitlines()[0]
             agree = any(names_same_option(refusal, p) for p in problems)
+        elif not agree and problems and expected.strip():
+            # vLLM's parser raised rather than exited (FlexibleArgumentParser's ValueErrors, a --config
+            # file it cannot open), or the capture keeps the words inside its refusal (pydantic's):
+            # a problem that carries those words.
+            words = normal(expected.strip().splitlines()[0])
+            agree = any(words in normal(p) for p in problems)
     return {"prediction": prediction, "detail": detail, "agree": agree}
 
 

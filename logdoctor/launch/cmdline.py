@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from logdoctor.launch import argparser
+from logdoctor.launch.argparser import YamlKey, human_readable_int, human_readable_int_or_auto
 from logdoctor.launch.argspec import ArgSpec, ParserSpec, load_spec
 from logdoctor.launch.config import LaunchConfig, Origin
 
@@ -44,63 +45,31 @@ class ParsedCommand:
     yaml_diff: list[str] = field(default_factory=list)
 
 
-_DECIMAL = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
-_BINARY = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
-_HUMAN = re.compile(r"(\d+(?:\.\d+)?)([kKmMgGtT])")
-
-
-def _human_readable_int(text: str) -> int:
-    """vLLM's `human_readable_int` (utils/argparse_utils.py): `25.6k` is 25600, `1K` is 1024, `1.5K` is
-    refused (no decimals with a binary suffix), anything else goes to int()."""
-    text = text.strip()
-    match = _HUMAN.fullmatch(text)
-    if match:
-        number, suffix = match.groups()
-        if suffix in _DECIMAL:
-            return int(float(number) * _DECIMAL[suffix])
-        if "." in number:
-            raise ValueError(
-                f"Decimals are not allowed with binary suffixes like {suffix}. "
-                f"Did you mean to use {number}{suffix.lower()} instead?"
-            )
-        return int(number) * _BINARY[suffix]
-    return int(text)
-
-
-def _human_readable_int_or_auto(text: str) -> int:
-    text = text.strip()
-    return -1 if text == "-1" or text.lower() == "auto" else _human_readable_int(text)
-
-
-# The argspec's type names vLLM's parser converts with a function logdoctor can run as vLLM does. Other
-# types (`_optional_type`, whose inner type the dump does not record; vLLM's own parsers) are taken as
-# given.
+# The type names whose values logdoctor converts to compare and write them (vLLM's own reading, errors
+# included, is launch/argparser.py's).
 _PARSERS: dict[str, Any] = {
     "int": int,
     "float": float,
-    "human_readable_int": _human_readable_int,
-    "human_readable_int_or_auto": _human_readable_int_or_auto,
+    "human_readable_int": human_readable_int,
+    "human_readable_int_or_auto": human_readable_int_or_auto,
     "loads": json.loads,
 }
 
 
-def parse_value(spec: ArgSpec | None, raw: str) -> tuple[Any, str | None]:
-    """A value as vLLM's parser converts it, and the error its parser would exit with (None when it takes
-    it): `argument --max-model-len: invalid human_readable_int_or_auto value: '2048.0'`."""
-    kind = spec.type if spec is not None else None
-    parser = _PARSERS.get(kind) if kind is not None else None
-    if spec is not None and parser is not None:
-        try:
-            return parser(raw.strip() if kind != "loads" else raw), None
-        except (ValueError, TypeError) as exc:
-            detail = str(exc) if str(exc).startswith("Decimals") else f"invalid {kind} value: {raw!r}"
-            return raw, f"argument {spec.long_option}: {detail}"
-    return convert(spec, raw), None
+def value_type(spec: ArgSpec | None) -> str | None:
+    """The type that decides how a value reads and is written: what `optional_type` / `parse_type`
+    wrap (`--max-cpu-loras` is an int, `--speculative-config` JSON)."""
+    if spec is None:
+        return None
+    kind, inner = spec.type, spec.inner
+    while kind in ("_optional_type", "_parse_type") and inner:
+        kind, inner = inner[0], inner[1:]
+    return kind
 
 
 def convert(spec: ArgSpec | None, raw: str) -> Any:
     """A value as logdoctor reads it (a value vLLM would refuse is kept as written)."""
-    kind = spec.type if spec is not None else None
+    kind = value_type(spec)
     text = raw.strip()
     if kind in _INT_TYPES:
         try:
@@ -124,7 +93,7 @@ def typed_value(spec: ArgSpec | None, value: Any) -> Any:
     """A value a fix writes, in the type vLLM's parser gives the argument: an integer argument gets an int
     (`2048.0` from a log becomes 2048; a fraction is rounded down, the fixes' values being upper bounds),
     a float argument a float; other values as they are."""
-    kind = spec.type if spec is not None else None
+    kind = value_type(spec)
     if isinstance(value, bool) or value is None:
         return value
     if kind in _INT_TYPES:
@@ -154,7 +123,7 @@ def typed_value(spec: ArgSpec | None, value: Any) -> Any:
 def format_value(spec: ArgSpec | None, value: Any) -> str:
     """How a fix's value is written for vLLM's parser to read (the type of its argument decides)."""
     typed = typed_value(spec, value)
-    if isinstance(typed, dict | list) and (spec is None or spec.type in _JSON_TYPES):
+    if isinstance(typed, dict | list) and (spec is None or value_type(spec) in _JSON_TYPES):
         return json.dumps(typed, separators=(", ", ": "), default=str)
     if isinstance(typed, bool):
         return "true" if typed else "false"
@@ -195,19 +164,64 @@ def _unknown_option(option: str, spec: ParserSpec, parsed: ParsedCommand | None,
     """vLLM's refusal of an option, with the nearest real options of the release and vLLM's own hint."""
     from logdoctor.launch.nearest import nearest_options, vllm_hint
 
-    nearest = nearest_options(option, spec.by_option)
+    renamed = same_argument(option, spec)
+    nearest = [renamed] if renamed else nearest_options(option, spec.by_option)
     text = f"unknown option {option}{source}: vLLM exits with `unrecognized arguments: {option}`"
-    if nearest:
+    if renamed:
+        text += f"; did you mean {renamed}? (vLLM {spec.vllm_version}'s spelling of the same argument)"
+    elif nearest:
         text += f"; did you mean {' or '.join(nearest)}? (the nearest options of vLLM {spec.vllm_version})"
     hint = vllm_hint(option)
     if hint:
         text += f"; vLLM's own hint: {hint}"
+    other = other_releases(option, spec.vllm_version)
+    if other:
+        text += f"; {other}"
     if parsed is not None:
         if len(nearest) == 1:
             parsed.renames[option] = nearest[0]
         else:
             parsed.unknown.append(option)
     return text
+
+
+def same_argument(option: str, spec: ParserSpec) -> str | None:
+    """This release's spelling of the argument another release spells `option` (a renamed flag: 0.33's
+    `--disable-prefix-caching` is 0.32's `--no-enable-prefix-caching`, the same argument turned off), the
+    newest such release first. None when no release logdoctor carries has the option."""
+    from logdoctor.launch.argspec import available_versions
+
+    spelled = "--" + option[2:].replace("_", "-") if option.startswith("--") else option
+    for version in reversed(available_versions()):
+        other = load_spec(version).find(option)
+        mine = spec.by_dest.get(other.dest) if other is not None and version != spec.vllm_version else None
+        if other is None or mine is None:
+            continue
+        if other.kind == "bool" and mine.kind == "bool":
+            spellings = [o for o in (*mine.options, *mine.hidden) if o.startswith("--")]
+            same = [o for o in spellings if _turns_off(mine, o) == _turns_off(other, spelled)]
+            return same[0] if same else None
+        return mine.long_option if mine.kind == other.kind else None
+    return None
+
+
+def _turns_off(arg: ArgSpec, option: str) -> bool:
+    """Is `option` a spelling that sets the `--x/--no-x` pair `arg` to False?"""
+    return option in arg.negative if arg.negative else option.startswith("--no-")
+
+
+def other_releases(option: str, version: str) -> str | None:
+    """Which releases logdoctor carries do take an option `version` refuses: a flag removed (`vLLM
+    0.27.0 to 0.32.0 have it`) or one newer than the version (`it is vLLM 0.33.0's`)."""
+    from logdoctor.launch.argspec import available_versions
+    from logdoctor.versions import parse_version
+
+    having = [v for v in available_versions() if v != version and load_spec(v).find(option) is not None]
+    if not having:
+        return None
+    span = having[0] if len(having) == 1 else f"{having[0]} to {having[-1]}"
+    newer = (parse_version(having[0]) or ()) > (parse_version(version) or ())
+    return f"vLLM {span} {'has' if len(having) == 1 else 'have'} it ({'newer' if newer else 'older'} than {version})"
 
 
 def _parse_args(
@@ -218,125 +232,56 @@ def _parse_args(
     where: str,
     parsed: ParsedCommand | None = None,
 ) -> None:
-    i = 0
-    config_files: list[str] = []
-    while i < len(args):
-        token = args[i]
-        start = i
-        i += 1
-        if not token.startswith("-") or token == "-":
-            if config.get("model") is None:
-                _record(config, "model", token, [token], where)
-            else:
-                problems.append(f"unexpected extra argument {token!r}: vLLM exits with `unrecognized arguments`")
+    """The words after `vllm serve`, read by vLLM's parser (launch/argparser.py), into the config: each
+    argument with the words the user wrote for it, a `--config` file's keys as the file's."""
+    read = argparser.read(args, spec)
+    problems += read.problems
+    for dest, value in read.values.items():
+        origins = [o for w in read.words[dest] for o in w.origins]
+        name = "model" if dest == "model_tag" else dest
+        indices = sorted({o for o in origins if isinstance(o, int)})
+        if indices:
+            _record(config, name, value, [args[n] for n in indices], where)
             continue
-        option, has_inline, inline = token.partition("=")
-        if option in ("--config",):
-            value = inline if has_inline else (args[i] if i < len(args) else "")
-            i += 0 if has_inline else 1
-            config_files.append(value)
-            continue
-        option, _, subkey = option.partition(".") if option.startswith("--") else (option, "", "")
-        arg = spec.find(option)
-        negated = False
-        if arg is None and option.startswith("--no-"):
-            arg = spec.find("--" + option[5:])
-            negated = arg is not None and arg.kind == "bool"
-            if not negated:
-                arg = None
-        if arg is None:
-            value_tokens = [] if has_inline or i >= len(args) or args[i].startswith("-") else [args[i]]
-            i += len(value_tokens)
-            problems.append(_unknown_option(option, spec, parsed))
-            continue
-        if arg.kind in ("bool", "flag"):
-            if has_inline:
-                problems.append(f"{option} takes no value: vLLM exits with `ignored explicit argument`")
-            # The first spelling is the positive one (`--enable-x`); `--no-x` / `--disable-x` turn it off.
-            spelled = "--" + option[2:].replace("_", "-")
-            switch: Any = not negated and spelled == arg.options[0]
-            if arg.kind == "flag":
-                switch = arg.const if arg.const is not None else True
-            _record(config, arg.dest, switch, args[start:i], where)
-            continue
-        if has_inline:
-            raw_values = [inline]
-        elif arg.kind == "list":
-            raw_values = []
-            while i < len(args) and not args[i].startswith("-"):
-                raw_values.append(args[i])
-                i += 1
-        elif i < len(args):
-            raw_values = [args[i]]
-            i += 1
-        else:
-            problems.append(f"{option} expects a value: vLLM exits with `expected one argument`")
-            continue
-        if not raw_values:  # a list option followed by another option, or by nothing
-            problems.append(f"{option} expects values: vLLM exits with `expected at least one argument`")
-            continue
-        if subkey:
-            current = config.value(arg.dest)
-            merged = dict(current) if isinstance(current, dict) else {}
-            merged[subkey] = convert(None, raw_values[0]) if raw_values[0][:1] in "{[" else raw_values[0]
-            _record(config, arg.dest, merged, (config.written.get(arg.dest) or []) + args[start:i], where)
-            continue
-        read = [parse_value(arg, v) for v in raw_values]
-        problems += dict.fromkeys(error for _, error in read if error is not None)
-        converted = [value for value, _ in read]
-        typed: Any = converted if arg.kind == "list" else converted[0]
-        if arg.choices is not None and arg.kind != "list" and typed not in arg.choices:
-            choices = ", ".join(repr(c) for c in arg.choices)
-            problems.append(f"argument {arg.long_option}: invalid choice: {typed!r} (choose from {choices})")
-        _record(config, arg.dest, typed, args[start:i], where)
-    for path in config_files:
-        _merge_config_file(Path(path), spec, config, problems, parsed)
+        keys = [o for o in origins if isinstance(o, YamlKey)]
+        if keys and name not in config.given:
+            config.set(name, value, Origin(kind="config_file", where=f"{keys[0].path}: {keys[0].key}"), given=True)
+    for word in read.unknown:
+        problems.append(_unknown_word(word, args, spec, parsed))
+    for word in read.extras:
+        problems.append(f"unexpected extra argument {word.text!r}: vLLM exits with `unrecognized arguments`")
+
+
+def _unknown_word(word: argparser.Word, args: list[str], spec: ParserSpec, parsed: ParsedCommand | None) -> str:
+    """An option no argument of the release takes: blamed on the command's word, or the file's key."""
+    origin = word.origins[0] if word.origins else None
+    if isinstance(origin, YamlKey):
+        return _unknown_key(origin, spec, parsed)
+    option = args[origin].partition("=")[0] if isinstance(origin, int) else word.text.partition("=")[0]
+    return _unknown_option(option, spec, parsed)
+
+
+def _unknown_key(origin: YamlKey, spec: ParserSpec, parsed: ParsedCommand | None) -> str:
+    """A --config file's key vLLM reads as an unknown option: the key, with the YAML diff that fixes it."""
+    from logdoctor.launch.nearest import nearest_options
+
+    key, option = origin.key, "--" + origin.key
+    nearest = nearest_options(option, spec.by_option)
+    text = f"key `{key}` in {origin.path}: vLLM reads it as {option} and exits with `unrecognized arguments: {option}`"
+    if nearest:
+        text += f"; did you mean {' or '.join(n[2:] for n in nearest)}? (options of vLLM {spec.vllm_version})"
+    if parsed is not None:
+        written = _yaml_value(origin.value)
+        parsed.yaml_diff.append(f"- {key}: {written}")
+        if len(nearest) == 1:
+            parsed.yaml_diff.append(f"+ {nearest[0][2:]}: {written}")
+    return text
 
 
 def _record(config: LaunchConfig, dest: str, value: Any, tokens: list[str], where: str) -> None:
     text = " ".join(tokens)
     config.set(dest, value, Origin(kind="command", where=f"{where}: {text}"), given=True)
     config.written[dest] = list(tokens)
-
-
-def _merge_config_file(
-    path: Path, spec: ParserSpec, config: LaunchConfig, problems: list[str], parsed: ParsedCommand | None = None
-) -> None:
-    """vLLM's `--config` YAML: keys are argument names; the command line wins over the file. A key vLLM
-    would refuse is reported as the file's key, with the YAML diff that fixes it."""
-    from logdoctor.launch.nearest import nearest_options
-
-    raw = _raw_keys(path)
-    for dest, value in read_config_file(path).items():
-        arg = spec.find("--" + dest.replace("_", "-"))
-        if arg is None:
-            key = raw.get(dest, dest)
-            option = "--" + key
-            nearest = nearest_options(option, spec.by_option)
-            text = f"key `{key}` in {path}: vLLM reads it as {option} and exits with `unrecognized arguments: {option}`"
-            if nearest:
-                text += f"; did you mean {' or '.join(n[2:] for n in nearest)}? (options of vLLM {spec.vllm_version})"
-            problems.append(text)
-            if parsed is not None:
-                written = _yaml_value(value)
-                parsed.yaml_diff.append(f"- {key}: {written}")
-                if len(nearest) == 1:
-                    parsed.yaml_diff.append(f"+ {nearest[0][2:]}: {written}")
-            continue
-        if arg.dest in config.given:
-            continue
-        config.set(arg.dest, value, Origin(kind="config_file", where=f"{path}: {dest}"), given=True)
-
-
-def _raw_keys(path: Path) -> dict[str, str]:
-    """The file's keys as written (`tensor-paralel-size`), by their argument spelling."""
-    import yaml
-
-    try:
-        data = yaml.safe_load(path.read_text("utf-8"))
-    except (OSError, ValueError, UnicodeDecodeError, yaml.YAMLError):
-        return {}
-    return {str(k).replace("-", "_"): str(k) for k in data} if isinstance(data, dict) else {}
 
 
 def _yaml_value(value: Any) -> str:
@@ -381,7 +326,7 @@ def option_tokens(spec: ParserSpec, dest: str, value: Any) -> list[str]:
         return [option] if value else ["--no-" + option[2:]]
     if isinstance(value, dict):
         return [option, json.dumps(value, separators=(", ", ": "), default=str)]
-    if isinstance(value, list) and (arg is None or arg.kind == "list" or arg.type not in _JSON_TYPES):
+    if isinstance(value, list) and (arg is None or arg.kind == "list" or value_type(arg) not in _JSON_TYPES):
         return [option, *(format_value(arg, v) for v in value)]
     if isinstance(value, list):  # one JSON value (`--allowed-origins '["*"]'`)
         return [option, json.dumps(value, default=str)]
