@@ -327,6 +327,33 @@ class Logdoctor:
         return list(json.loads(proc.stdout))
 
 
+class Memo:
+    """Corrected commands repeat across launches (many launches break the same rule): each distinct
+    (command, environment) is run once; later launches wait for it and share its outcome and log."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.runs: dict[tuple[str, ...], Future[tuple[str, Path]]] = {}
+
+    def run(self, runner: Any, words: list[str], env: dict[str, str], cwd: Path, log: Path) -> tuple[str, Path]:
+        key = (*words, "\0", *(f"{k}={v}" for k, v in sorted(env.items())))
+        with self.lock:
+            future = self.runs.get(key)
+            first = future is None
+            if future is None:
+                future = self.runs[key] = Future()
+        if first:
+            try:
+                outcome, _ = runner(words, env, cwd, log)
+                future.set_result((outcome, log))
+            except BaseException as exc:
+                future.set_exception(exc)
+        return future.result()
+
+
+FIXED_RUNS = Memo()
+
+
 def evaluate(case: Case, runner: Any, doctor: Logdoctor, version: str, workdir: Path) -> Case:
     started = time.monotonic()
     log_path = workdir / f"{case.name}.log"
@@ -362,8 +389,7 @@ def evaluate(case: Case, runner: Any, doctor: Logdoctor, version: str, workdir: 
                 name, value = words.pop(0).split("=", 1)
                 env[name] = value
             if words[:2] == ["vllm", "serve"]:
-                fixed_log = workdir / f"{case.name}-fixed.log"
-                fixed, _ = runner(words, env, workdir, fixed_log)
+                fixed, fixed_log = FIXED_RUNS.run(runner, words, env, workdir, workdir / f"{case.name}-fixed.log")
                 case.fixed_outcome = "refused" if fixed == "exited" else fixed
                 case.fixed_log = str(fixed_log)
             else:
