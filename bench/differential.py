@@ -437,6 +437,23 @@ def summarize(cases: list[Case]) -> dict[str, Any]:
     }
 
 
+def slim(case: dict[str, Any]) -> dict[str, Any]:
+    """A case as stored: check's answer without its prose (each rule: set, id, status)."""
+    check = dict(case.get("check") or {})
+    if "constraints" in check:
+        keep = ("set", "id", "status")
+        check["constraints"] = [{k: c.get(k) for k in keep} for c in check["constraints"]]
+        for key in ("sets", "caveats", "yaml_diff", "unresolved"):
+            check.pop(key, None)
+    return {**case, "check": check}
+
+
+def dump(summary: dict[str, Any], cases: list[dict[str, Any]]) -> str:
+    """The results file: the summary indented, then one case a line."""
+    lines = ",\n".join(json.dumps(c) for c in cases)
+    return f'{{"summary": {json.dumps(summary, indent=1)},\n"cases": [\n{lines}\n]}}\n'
+
+
 def row(case: Case) -> str:
     yn = {True: "yes", False: "NO", None: "-"}
     vllm = case.vllm_outcome if case.vllm_outcome != "refused" else f"refused {case.scan_primary or '?'}"
@@ -530,7 +547,8 @@ def main() -> int:
     stored = [
         {**asdict(c), "log": Path(c.log).name, "fixed_log": Path(c.fixed_log).name if c.fixed_log else ""} for c in done
     ]
-    out.write_text(json.dumps({"summary": summary, "cases": stored}, indent=1) + "\n")
+    stored = [slim(c) for c in stored]
+    out.write_text(dump(summary, stored))
     print()
     print(f"{'case':<7} {'families':<24} {'vLLM':<58} {'check':<70} agree")
     for case in done:
