@@ -45,6 +45,7 @@ import argparse
 import json
 import os
 import random
+import re
 import shlex
 import signal
 import subprocess
@@ -65,6 +66,10 @@ ACCEPTED = "Initializing a V1 LLM engine"  # the EngineCore's first line: the co
 RUN_TIMEOUT = 300
 BASE_ENV = {"VLLM_TARGET_DEVICE": "cpu", "HF_HUB_OFFLINE": "1", "NO_COLOR": "1"}
 DEFAULT_ENV = {"VLLM_USE_V2_MODEL_RUNNER": "0"}
+# Refusals that come from this CPU-only machine, not from the launch: on a GPU machine vLLM would get past
+# them to the checks under test, so such a launch says nothing about check (counted apart, as `machine`).
+# vLLM 0.28.0 refuses VLLM_USE_V2_MODEL_RUNNER=1 without a working Triton (0.33.0 warns and uses V1).
+MACHINE_REFUSALS = [re.compile(r"Model Runner V2 requires Triton")]
 TEMPLATE = "{% for m in messages %}{{ m['content'] }} {% endfor %}"
 
 
@@ -185,7 +190,7 @@ class Case:
     words: list[str]  # vllm serve ...
     env: dict[str, str]
     command: str = ""  # with the environment, as a user would type it
-    vllm_outcome: str = ""  # accepted | refused | timeout
+    vllm_outcome: str = ""  # accepted | refused | timeout | machine (MACHINE_REFUSALS)
     vllm_status: int | None = None
     log: str = ""
     check: dict[str, Any] = field(default_factory=dict)
@@ -327,6 +332,10 @@ class Logdoctor:
         return list(json.loads(proc.stdout))
 
 
+def machine_refusal(text: str) -> bool:
+    return any(p.search(text) for p in MACHINE_REFUSALS)
+
+
 class Memo:
     """Corrected commands repeat across launches (many launches break the same rule): each distinct
     (command, environment) is run once; later launches wait for it and share its outcome and log."""
@@ -359,6 +368,8 @@ def evaluate(case: Case, runner: Any, doctor: Logdoctor, version: str, workdir: 
     log_path = workdir / f"{case.name}.log"
     outcome, case.vllm_status = runner(case.words, case.env, workdir, log_path)
     case.vllm_outcome = "refused" if outcome == "exited" else outcome
+    if case.vllm_outcome == "refused" and machine_refusal(log_path.read_text("utf-8", "replace")):
+        case.vllm_outcome = "machine"
     case.log = str(log_path)
     check_env = {**BASE_ENV, **case.env}
     check = doctor.json_lines(
@@ -418,6 +429,7 @@ def summarize(cases: list[Case]) -> dict[str, Any]:
         "vllm_accepted": len(accepted),
         "vllm_refused": len(refused),
         "vllm_timeout": sum(c.vllm_outcome == "timeout" for c in cases),
+        "vllm_refused_for_this_machine": [c.name for c in cases if c.vllm_outcome == "machine"],
         "agreement": f"{len(agree)}/{len(decided)}",
         "agreement_pct": pct(len(agree), len(decided)),
         "agree_on_accepted": f"{sum(c in agree for c in accepted)}/{len(accepted)}",
@@ -478,10 +490,33 @@ def main() -> int:
     parser.add_argument("--check-python", default=sys.executable, help="the interpreter that runs logdoctor")
     parser.add_argument("--no-zygote", action="store_true", help="run the vllm executable once per launch")
     parser.add_argument("--workdir", type=Path, default=None, help="where logs go (default: a temp folder)")
+    parser.add_argument(
+        "--pin",
+        action="append",
+        default=[],
+        metavar="DIM=VALUE",
+        help="keep one value of a dimension (repeatable), e.g. runner=VLLM_USE_V2_MODEL_RUNNER=0",
+    )
+    parser.add_argument(
+        "--rescore",
+        type=Path,
+        default=None,
+        metavar="RESULTS",
+        help="no runs: decide the verdicts of a results file again (its logs in --workdir), e.g. with --logdoctor",
+    )
     parser.add_argument("--out", type=Path, default=None, help="default bench/results/differential-FAMILY-VERSION.json")
     args = parser.parse_args()
 
+    if args.rescore is not None:
+        return rescore(args)
     families = load_families(args.families)
+    for pin in args.pin:
+        dim, _, value = pin.partition("=")
+        holders = [f for f in families.values() if value in f.dims.get(dim, [])]
+        if not holders:
+            parser.error(f"--pin {pin}: no family has {value!r} among the values of {dim!r}")
+        for family in holders:
+            family.dims[dim] = [value]
     rng = random.Random(args.seed)
     if args.family == "all":
         sampled = sample_mixed(families, args.count, rng)
@@ -537,12 +572,35 @@ def main() -> int:
     finally:
         if zygote is not None:
             zygote.close()
+    seconds = round(time.monotonic() - started)
+    out = args.out or ROOT / "bench" / "results" / f"differential-{args.family}-{version}.json"
+    return report(done, doctor, version, workdir, out, {"family": args.family, "seed": args.seed, "seconds": seconds})
+
+
+def rescore(args: argparse.Namespace) -> int:
+    """The verdicts of a results file decided again from its stored outcomes and logs (no vLLM runs)."""
+    if args.workdir is None:
+        raise SystemExit("--rescore needs --workdir: the folder with the run's logs")
+    data = json.loads(args.rescore.read_text())
+    workdir = args.workdir.resolve()
+    done = []
+    for stored in data["cases"]:
+        case = Case(**{k: v for k, v in stored.items() if k in Case.__dataclass_fields__})
+        case.log = str(workdir / stored["log"])
+        if case.vllm_outcome == "refused" and machine_refusal(Path(case.log).read_text("utf-8", "replace")):
+            case.vllm_outcome = "machine"
+        done.append(case)
+    doctor = Logdoctor(args.check_python, args.logdoctor.resolve() if args.logdoctor else None)
+    old = data["summary"]
+    extra = {"family": old.get("family"), "seed": old.get("seed"), "seconds": old.get("seconds"), "rescored": True}
+    return report(done, doctor, old["vllm_version"], workdir, args.out or args.rescore, extra)
+
+
+def report(done: list[Case], doctor: Logdoctor, version: str, workdir: Path, out: Path, extra: dict[str, Any]) -> int:
     for case, v in zip(done, doctor.verdicts(version, done, workdir), strict=True):
         case.verdict = v
     summary = summarize(done)
-    summary.update({"family": args.family, "vllm_version": version, "seed": args.seed, "logdoctor": str(doctor.root)})
-    summary["seconds"] = round(time.monotonic() - started)
-    out = args.out or ROOT / "bench" / "results" / f"differential-{args.family}-{version}.json"
+    summary.update({"vllm_version": version, "logdoctor": str(doctor.root), **extra})
     out.parent.mkdir(parents=True, exist_ok=True)
     stored = [
         {**asdict(c), "log": Path(c.log).name, "fixed_log": Path(c.fixed_log).name if c.fixed_log else ""} for c in done

@@ -54,9 +54,10 @@ def verdict(
     scan_rule: str | None,
     owning: set[tuple[str, str]],
 ) -> dict[str, Any]:
-    """score_check's verdict for one case; vllm_outcome is accepted | refused | timeout."""
-    if vllm_outcome == "timeout":
-        return {"prediction": "-", "detail": "vLLM timed out", "agree": None}
+    """score_check's verdict for one case; vllm_outcome is accepted | refused | timeout | machine."""
+    if vllm_outcome in ("timeout", "machine"):
+        detail = "vLLM timed out" if vllm_outcome == "timeout" else "vLLM refused for this machine"
+        return {"prediction": "-", "detail": detail, "agree": None}
     expect = "pass" if vllm_outcome == "accepted" else "fail"
     return dict(
         check_score.score_check({"expect": expect}, {"expected_message": refusal}, check_result, scan_rule, owning)
