@@ -25,6 +25,12 @@ bench/results/differential-<family>-<version>.json (`--out` to change). Examples
     python bench/differential.py --family all --vllm /work/vllm033/bin/vllm --count 64
     python bench/differential.py --family context --vllm /work/vllm033/bin/vllm --logdoctor /work/main
 
+A launch vLLM refuses for a reason of this CPU-only machine (MACHINE_REFUSALS: 0.28.0 refuses
+VLLM_USE_V2_MODEL_RUNNER=1 without Triton) is counted apart, not as agreement or disagreement;
+`--pin runner=VLLM_USE_V2_MODEL_RUNNER=0` keeps one value of a dimension. `--rescore RESULTS --workdir
+LOGS` decides the verdicts of a stored run again without running vLLM (with `--logdoctor`: another
+checkout's rules and scorer on the same vLLM outcomes).
+
 `--logdoctor CHECKOUT` tests another checkout's logdoctor without installing it (`--check-python`
 runs it: `PYTHON -m logdoctor` with PYTHONPATH=CHECKOUT, its own patterns/ and battery scorer); by
 default, the logdoctor of this interpreter. Rule sets are picked by the version of the vLLM given.
