@@ -1,20 +1,25 @@
 #!/usr/bin/env bash
-# Recreates the real vLLM 0.33.0 environment used to capture fixtures/real/ (CPU-only machine).
-# Usage: bash bench/vllm_env.sh [VENV_DIR]   (default /work/vllm033; keep it OUTSIDE the repo)
+# Recreates a real vLLM environment (CPU-only machine): 0.33.0 captured fixtures/real/; 0.28.0 is
+# the older release bench/differential.py also runs against.
+# Usage: [VLLM_VERSION=0.28.0] bash bench/vllm_env.sh [VENV_DIR]
+#   (version default 0.33.0; venv default /work/vllm<digits>, e.g. /work/vllm033; keep it OUTSIDE the repo)
 #
-# vLLM 0.33.0 pins torch==2.14.0 plus CUDA-only packages (flashinfer, cutlass, tilelang, ...).
+# vLLM 0.33.0 pins torch==2.14.0, 0.28.0 pins torch==2.13.0, plus CUDA-only packages (flashinfer,
+# cutlass, tilelang, ...). 0.28.0's Requires-Dist has the same GPU-only packages minus instanttensor.
 # What worked: install vllm with --no-deps, a CPU torch, and the rest of vLLM's Requires-Dist
 # minus torch/torchaudio/torchvision/torchcodec and the GPU-only packages.
 # The result runs `vllm serve` far enough for every config-validation error (API server) and
 # starts an EngineCore, whose worker then fails: the CUDA wheel has no CPU kernels (vllm._C).
 set -euo pipefail
-VENV=${1:-/work/vllm033}
+VERSION=${VLLM_VERSION:-0.33.0}
+DIGITS=$(echo "$VERSION" | cut -d. -f1,2 | tr -d .)   # 0.28.0 -> 028
+VENV=${1:-/work/vllm$DIGITS}
 PY=${PYTHON:-python3}
 TORCH=${TORCH_SPEC:-torch==2.13.0}   # a CPU build; on this machine pip takes it from a local wheel
 
 "$PY" -m venv "$VENV"
 "$VENV/bin/pip" install -q "$TORCH"
-"$VENV/bin/pip" install -q --no-deps vllm==0.33.0
+"$VENV/bin/pip" install -q --no-deps vllm=="$VERSION"
 
 # vLLM's own Requires-Dist (from its installed METADATA), without extras, torch*, and GPU-only packages.
 REQS=$(mktemp)
