@@ -2,7 +2,9 @@
 corrected command, and that command meeting every rule when checked again), a near miss on the other side
 of the boundary (met), and unknown where the rule reads a file `check` cannot see.
 
-Real vLLM 0.33.0 agreed on both sides (`vllm serve /work/vllm-models/llama-tiny --load-format dummy ARGS`,
+Every run below, with vLLM's words, is in tests/rules_vllm_runs.toml, and
+test_check_agrees_with_real_vllm (test_rules_server.py) checks that `check` predicts each verdict. Real
+vLLM 0.33.0 agreed on both sides (`vllm serve /work/vllm-models/llama-tiny --load-format dummy ARGS`,
 CPU, HF_HUB_OFFLINE=1; "accepted" = it reached `Initializing a V1 LLM engine`); the battery's captures
 (fixtures/battery/tok-*, parser-*) are the refused side of most rules, and these were run beyond it:
 
@@ -105,12 +107,15 @@ def test_a_relative_tool_parser_plugin_is_refused_from_0_30(model: Path, tmp_pat
     (tmp_path / "my_tool_parser.py").write_text("x = 1\n")
     command = f"vllm serve {model} --tool-parser-plugin ./my_tool_parser.py --enable-auto-tool-choice --tool-call-parser my_parser"
     report = check(command)
-    assert "tool-parser-plugin-not-relative" in unmet(report)
+    assert unmet(report) == ["tool-parser-plugin-not-relative"]
     assert "--tool-parser-plugin my_tool_parser.py" in (report.audit.after or "")
     recheck(report)
     # 0.27-0.29 load the plugin as a file: ./ is fine there
     assert status(check(command, version="0.29.0"), "tool-parser-plugin-not-relative") is None
     assert check(command, version="0.29.0").ok
+    # without the file, both at once: vLLM would load it once the name is fixed
+    (tmp_path / "my_tool_parser.py").unlink()
+    assert sorted(unmet(check(command))) == ["tool-parser-plugin-file-exists", "tool-parser-plugin-not-relative"]
 
 
 def test_a_tool_parser_plugin_file_that_is_not_there_is_unmet(model: Path, tmp_path: Path) -> None:

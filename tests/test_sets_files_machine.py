@@ -141,6 +141,9 @@ def test_file_facts_read_the_folder_an_argument_names(tmp_path: Path) -> None:
     assert statuses(report) == {"parses": "met", "magic": "unmet", "name": "met", "keys": "met", "no-dot": "met"}
     report = run_check(["vllm", "serve", str(plain), "--tokenizer", str(magic)], sets=sets(), environ={}, machine=None)
     assert statuses(report)["magic"] == "met"
+    # tokens added by added_tokens.json count too
+    (plain / "added_tokens.json").write_text(json.dumps({"<magic>": 5}))
+    assert statuses(run_check(["vllm", "serve", str(plain)], sets=sets(), environ={}, machine=None))["magic"] == "met"
     # a Unigram vocabulary is a list of [token, score]
     unigram = folder(tmp_path / "uni", json.dumps({"model": {"vocab": [["<magic>", 0.0]]}}))
     assert statuses(run_check(["vllm", "serve", str(unigram)], sets=sets(), environ={}, machine=None))["magic"] == "met"

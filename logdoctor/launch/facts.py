@@ -216,7 +216,7 @@ def _parses(path: Path) -> bool | None:
 
 def _vocabulary(folder: Path) -> set[str] | None:
     """The tokens a Hugging Face fast tokenizer of this folder knows (what its get_vocab() returns): the
-    model's vocab, the added tokens, and tokenizer_config.json's added_tokens_decoder."""
+    model's vocab, the added tokens, added_tokens.json, and tokenizer_config.json's added_tokens_decoder."""
     data = _read_json(folder / "tokenizer.json") if (folder / "tokenizer.json").is_file() else None
     if data is None:
         return None
@@ -230,6 +230,10 @@ def _vocabulary(folder: Path) -> set[str] | None:
     for added in data.get("added_tokens") or []:
         if isinstance(added, dict) and isinstance(added.get("content"), str):
             tokens.add(added["content"])
+    extra = folder / "added_tokens.json"  # {token: id}, merged in by transformers too
+    added_file = _read_json(extra) if extra.is_file() else None
+    if isinstance(added_file, dict):
+        tokens.update(str(k) for k in added_file)
     tok_config = folder / "tokenizer_config.json"
     decoder = (_read_json(tok_config) or {}).get("added_tokens_decoder") if tok_config.is_file() else None
     if isinstance(decoder, dict):
