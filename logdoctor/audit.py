@@ -82,7 +82,8 @@ def audit(
     changed = False
     for cset in chosen:
         raised = frozenset(r.id for r in cset.rule if raised_pattern is not None and raised_pattern in r.patterns)
-        if active(cset, config) is False and not raised:
+        state = active(cset, config)
+        if (state is False or (cset.strict_active and state is not True)) and not raised:
             continue
         outcomes = check_set(cset, config)
         # A log's error belongs to one feature: its set is listed whole. Another feature's set shows

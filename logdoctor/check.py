@@ -7,7 +7,7 @@ import os
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from logdoctor.audit import Audit, audit, fill_defaults
 from logdoctor.launch.argspec import outside_note
@@ -17,9 +17,11 @@ from logdoctor.launch.facts import add_model_facts
 from logdoctor.library.rules import ConstraintSet
 from logdoctor.library.stored import constraint_sets
 from logdoctor.versions import parse_version
+from logdoctor.probe import machine as machine_probe
 
 if TYPE_CHECKING:
     from logdoctor.withvllm import WithVllm
+
 
 @dataclass
 class CheckReport:
@@ -102,7 +104,10 @@ def run_check(
     architecture: str | None = None,
     environ: dict[str, str] | None = None,
     sets: list[ConstraintSet] | None = None,
+    machine: machine_probe.MachineProbe | None = machine_probe.probe,
 ) -> CheckReport:
+    """`machine` tests the machine the server will run on (this one: `check` runs there) for the facts
+    the sets declare (`machine = "port_free"`); None leaves them unknown. Tests inject their own."""
     sets = constraint_sets() if sets is None else sets
     version = version or newest_version()
     if parse_version(version) is None:
@@ -110,6 +115,7 @@ def run_check(
     environ = dict(os.environ) if environ is None else environ
     parsed = read_launch(tokens, config_file, version, architecture, environ, sets)
     config = parsed.config
+    add_machine_facts(config, sets, machine)
     result = audit(config, sets, version)
     report = CheckReport(version, result, parsed.problems, config)
     report.yaml_diff = list(parsed.yaml_diff)
@@ -148,6 +154,22 @@ def _unvouched(config: LaunchConfig, version: str) -> str:
     if not options:
         return ""
     return f"; whether vLLM {version} takes {', '.join(options)} logdoctor cannot tell"
+
+
+def add_machine_facts(
+    config: LaunchConfig, sets: list[ConstraintSet], machine: machine_probe.MachineProbe | None
+) -> None:
+    """The machine facts the sets declare, from one probe of the launch's --host and --port (vLLM's own
+    bind test, closed at once); left unknown when there is no probe or nothing to bind."""
+    wanted = {f.name: f.machine for cset in sets for f in cset.fact if f.machine is not None}
+    host, port = config.value("host"), config.value("port")
+    if not wanted or machine is None or not (host is None or isinstance(host, str)) or type(port) is not int:
+        return
+    found: dict[str, Any] = {**machine(host, port), "probed_host": host, "probed_port": port}
+    where = f"bind test of {host or '*'}:{port} where check runs"
+    for name, kind in wanted.items():
+        if kind in found:
+            config.set(name, found[kind], Origin(kind="derived", where=where))
 
 
 def correct_options(tokens: list[str], renames: dict[str, str], unknown: list[str]) -> list[str]:

@@ -94,7 +94,8 @@ CASES = [
 
 
 def check(command: str, env: dict[str, str], set_id: str) -> CheckReport:
-    return run_check(shlex.split(command), version=VERSIONS[set_id], environ=env, sets=SETS)
+    # machine=None: no bind test of this machine (its ports are no part of these rules)
+    return run_check(shlex.split(command), version=VERSIONS[set_id], environ=env, sets=SETS, machine=None)
 
 
 def statuses(report: CheckReport) -> dict[str, str]:

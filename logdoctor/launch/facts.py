@@ -126,14 +126,17 @@ def add_model_facts(
             _path_fact(config, fact)
     revision = config.value("revision")
     path = find_config_json(model, environ, revision if isinstance(revision, str) else None)
+    for fact in wanted.values():
+        if fact.valid_json or fact.has_token is not None:
+            _file_fact(config, fact, path.parent if path is not None else None)
     if path is None:  # no config.json to read: the folder's facts stay unknown
         guess_architecture(config, model)
         return
     files: dict[str, dict[str, Any] | None] = {"config.json": _read_json(path)}
     overrides = config.value("hf_overrides")
     for name, fact in wanted.items():
-        if fact.exists_of is not None or (name == "architecture" and architecture):
-            continue  # --architecture said so
+        if not fact.config_json or (name == "architecture" and architecture):
+            continue  # another kind of fact, or --architecture said so
         if fact.file not in files:
             files[fact.file] = _read_json(path.with_name(fact.file)) if path.with_name(fact.file).is_file() else None
         data = files[fact.file]
@@ -170,6 +173,74 @@ def _path_fact(config: LaunchConfig, fact: Fact) -> None:
         return
     exists = Path(named).expanduser().exists()
     config.set(fact.name, exists, Origin(kind="derived", where=f"{named} {'exists' if exists else 'does not exist'}"))
+
+
+def _file_fact(config: LaunchConfig, fact: Fact, model_folder: Path | None) -> None:
+    """A fact about a file itself (does it parse, does the vocabulary it holds have a token), in the
+    folder `folder_of` names when given (`--tokenizer DIR`), else the model's folder."""
+    folder = model_folder
+    if fact.folder_of is not None:
+        named = config.value(fact.folder_of)
+        if isinstance(named, str) and named:
+            local = Path(named).expanduser()
+            folder = local if local.is_dir() else None  # a repo id, or a path that is not there
+    if folder is None:
+        return
+    if fact.valid_json:
+        target = folder / fact.file
+        if not target.is_file():
+            config.set(fact.name, None, Origin(kind="config_file", where=f"{target} (absent)"))
+            return
+        parses = _parses(target)
+        if parses is not None:
+            where = f"{target} {'parses' if parses else 'is not valid JSON'}"
+            config.set(fact.name, parses, Origin(kind="config_file", where=where))
+        return
+    assert fact.has_token is not None
+    tokens = _vocabulary(folder)
+    if tokens is not None:
+        found = fact.has_token in tokens
+        where = f"{folder / 'tokenizer.json'} {'has' if found else 'lacks'} {fact.has_token!r}"
+        config.set(fact.name, found, Origin(kind="config_file", where=where))
+
+
+def _parses(path: Path) -> bool | None:
+    try:
+        json.loads(path.read_text("utf-8"))
+    except OSError:
+        return None
+    except ValueError:  # JSONDecodeError, or bytes that are not UTF-8
+        return False
+    return True
+
+
+def _vocabulary(folder: Path) -> set[str] | None:
+    """The tokens a Hugging Face fast tokenizer of this folder knows (what its get_vocab() returns): the
+    model's vocab, the added tokens, added_tokens.json, and tokenizer_config.json's added_tokens_decoder."""
+    data = _read_json(folder / "tokenizer.json") if (folder / "tokenizer.json").is_file() else None
+    if data is None:
+        return None
+    tokens: set[str] = set()
+    model = data.get("model")
+    vocab = model.get("vocab") if isinstance(model, dict) else None
+    if isinstance(vocab, dict):
+        tokens.update(str(k) for k in vocab)
+    elif isinstance(vocab, list):  # Unigram: [[token, score], ...]
+        tokens.update(str(v[0]) for v in vocab if isinstance(v, list) and v)
+    for added in data.get("added_tokens") or []:
+        if isinstance(added, dict) and isinstance(added.get("content"), str):
+            tokens.add(added["content"])
+    extra = folder / "added_tokens.json"  # {token: id}, merged in by transformers too
+    added_file = _read_json(extra) if extra.is_file() else None
+    if isinstance(added_file, dict):
+        tokens.update(str(k) for k in added_file)
+    tok_config = folder / "tokenizer_config.json"
+    decoder = (_read_json(tok_config) or {}).get("added_tokens_decoder") if tok_config.is_file() else None
+    if isinstance(decoder, dict):
+        tokens.update(
+            v["content"] for v in decoder.values() if isinstance(v, dict) and isinstance(v.get("content"), str)
+        )
+    return tokens
 
 
 def _read_json(path: Path) -> dict[str, Any] | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import operator
 import re
 from dataclasses import dataclass, field
@@ -56,6 +57,12 @@ def _compare(op: str, actual: Any, expected: Any) -> Truth:
             # matches nothing.
             found = actual is not None and _regex(str(expected)).search(str(actual)) is not None
             return found if op == "matches" else not found
+        if op == "keys_in":
+            # A JSON object's keys are all among `expected` (a mapping argument's allowed keys); a value
+            # that is not an object does not meet it, and no value (null) has no keys to refuse.
+            if actual is None:
+                return True
+            return isinstance(actual, dict) and all(key in expected for key in actual)
         if actual is None or expected is None:
             return False
         if op == "multiple_of":
@@ -86,7 +93,8 @@ def evaluate(condition: Condition, config: LaunchConfig) -> Truth:
         base = lookup(config, condition.value_from)
         if base is _MISSING:
             return None
-        expected = None if base is None else base + condition.offset
+        # (an offset only on a number: `value_from` a text field compares with the text itself)
+        expected = None if base is None else (base + condition.offset if condition.offset else base)
     actual = lookup(config, condition.field)
     if actual is _MISSING:
         return trivially(condition.op, expected)
@@ -101,14 +109,19 @@ def trivially(op: str, expected: Any) -> Truth:
     return None
 
 
-_VALUE_KEYS = frozenset({"from", "offset", "times", "times_from", "divisor_at_most", "when_unknown"})
+_VALUE_KEYS = frozenset(
+    {"from", "offset", "times", "times_from", "divisor_at_most", "when_unknown", "nearest", "otherwise", "sub"}
+)
 
 
 def resolve_value(spec: Any, config: LaunchConfig) -> Any:
     """A fix or derivation value: a literal, or computed from the config:
     `{from = field, offset = n}`, or `{from = field, divisor_at_most = other}` (the largest divisor of
     `field` not above `other`: a tensor-parallel size that divides a head count). `when_unknown = v` is
-    the value when `field` was not revealed (1, the divisor of any count); the fix plan says so."""
+    the value when `field` was not revealed (1, the divisor of any count); the fix plan says so.
+    Names: `{from = field, nearest = [names], otherwise = v}` is the listed name nearest to the field's
+    text (the same name spelled with `-` or another case first, then difflib's closest), else `otherwise`;
+    `{from = field, sub = [regex, replacement]}` is the field's text with the regex replaced."""
     if not (isinstance(spec, dict) and "from" in spec and set(spec) <= _VALUE_KEYS):
         return spec
     base = lookup(config, spec["from"])
@@ -118,6 +131,11 @@ def resolve_value(spec: Any, config: LaunchConfig) -> Any:
         # Known to be absent (no --kv-transfer-config, so no kv_connector); arithmetic on it is unknown.
         plain = not spec.get("offset") and not {"divisor_at_most", "times", "times_from"} & set(spec)
         return None if plain else _MISSING
+    if "nearest" in spec:
+        return _nearest(base, [str(c) for c in spec["nearest"]], spec.get("otherwise", _MISSING))
+    if "sub" in spec:
+        pattern, replacement = spec["sub"]
+        return _regex(str(pattern)).sub(str(replacement), base) if isinstance(base, str) else _MISSING
     if "divisor_at_most" in spec:
         limit = lookup(config, spec["divisor_at_most"])
         if limit is _MISSING or not isinstance(limit, int) or not isinstance(base, int) or limit < 1:
@@ -135,6 +153,17 @@ def resolve_value(spec: Any, config: LaunchConfig) -> Any:
         return _MISSING  # arithmetic on a value that is not a number (or unknown): vLLM would reject it elsewhere
     result = base * factor + offset
     return int(result) if isinstance(result, float) and result.is_integer() else result
+
+
+def _nearest(value: Any, choices: list[str], otherwise: Any) -> Any:
+    if not isinstance(value, str):
+        return otherwise
+    spelled = {c.lower().replace("-", "_"): c for c in choices}
+    same = spelled.get(value.lower().replace("-", "_"))
+    if same is not None:
+        return same
+    close = difflib.get_close_matches(value, choices, n=1, cutoff=0.6)
+    return close[0] if close else otherwise
 
 
 def _number(value: Any) -> bool:

@@ -26,8 +26,11 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Literal
 
+# What `check` probes on the machine the server will run on (logdoctor/probe/machine.py).
+MachineFact = Literal["host_resolves", "host_is_local", "port_free", "free_port", "probed_host", "probed_port"]
 Op = Literal[
     "eq", "ne", "in", "not_in", "is_null", "not_null", "gt", "ge", "lt", "le", "multiple_of", "matches", "not_matches",
+    "keys_in",
 ]  # fmt: skip
 
 
@@ -117,6 +120,19 @@ class Fact:
     # Or: whether the path an argument names exists where `check` runs (`--chat-template FILE`): true or
     # false, and null when the argument is not given.
     exists_of: str | None = None
+    # Or, of `file`: whether it parses as JSON (`valid_json`: true or false, null when the folder lacks
+    # it), or whether the tokenizer's vocabulary has a token (`has_token = "<think>"`: tokenizer.json's
+    # vocab and added tokens, and tokenizer_config.json's added_tokens_decoder; unknown without a
+    # readable tokenizer.json). `folder_of` names the argument whose folder holds the file when it is
+    # given (`--tokenizer`), else the model's folder; a value that is no local folder leaves it unknown.
+    valid_json: bool = False
+    has_token: str | None = None
+    folder_of: str | None = None
+    # Or a fact about the machine the server will run on, which `check` (running there) probes before
+    # the audit: `host_resolves`, `host_is_local`, `port_free` (a bind test on --host/--port, closed at
+    # once), `free_port` (the first free port after --port), and what was probed (`probed_host`,
+    # `probed_port`: a rule on the port applies while --port is the one probed). Unknown when not probed.
+    machine: MachineFact | None = None
     pick: Literal["first", "min"] = "first"
     reveal: str = "the model's config.json (a local model folder, or the Hugging Face cache)"
 
@@ -146,6 +162,10 @@ class ConstraintSet:
     fact: list[Fact] = dataclasses.field(default_factory=list)
     env: list[EnvVar] = dataclasses.field(default_factory=list)
     reveal: dict[str, str] = dataclasses.field(default_factory=dict)  # field -> what would reveal it
+    # The set applies only when `active` is known to hold, not when it is unknown: its activity reads
+    # facts only `check` can know (a probe of the machine, a file of the model's folder), so a log's
+    # launch, or a launch nobody probed, is not audited against it unless vLLM raised one of its rules.
+    strict_active: bool = False
     origin: str = ""  # the file it came from
 
     def inherit(self, parent: ConstraintSet) -> ConstraintSet:

@@ -9,7 +9,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from logdoctor.library import rules
-from logdoctor.library.rules import Op
+from logdoctor.library.rules import MachineFact, Op
 from logdoctor.versions import check_range
 
 
@@ -85,13 +85,24 @@ class FactEntry(_Strict):
     file: str = Field(default="config.json", pattern=r"^[\w.-]+$")  # a file of the model's folder
     absent: Any = None
     exists_of: str | None = None
+    valid_json: bool = False
+    has_token: str | None = None
+    folder_of: str | None = None
+    machine: MachineFact | None = None
     pick: Literal["first", "min"] = "first"
     reveal: str = "the model's config.json (a local model folder, or the Hugging Face cache)"
 
     @model_validator(mode="after")
     def _one_source(self) -> FactEntry:
-        if bool(self.config_json) == (self.exists_of is not None):
-            raise ValueError(f"fact {self.name!r} needs exactly one of: config_json (keys), exists_of (an argument)")
+        sources = [
+            bool(self.config_json), self.exists_of is not None, self.valid_json, self.has_token is not None,
+            self.machine is not None,
+        ]  # fmt: skip
+        if sum(sources) != 1:
+            raise ValueError(
+                f"fact {self.name!r} needs exactly one of: config_json (keys), exists_of (an argument), "
+                "valid_json, has_token, machine"
+            )
         return self
 
 
@@ -115,6 +126,7 @@ class ConstraintSetEntry(_Strict):
     fact: list[FactEntry] = Field(default_factory=list)
     env: list[EnvVarEntry] = Field(default_factory=list)
     reveal: dict[str, str] = Field(default_factory=dict)
+    strict_active: bool = False  # applies only when `active` is known to hold (rules.ConstraintSet)
 
     @model_validator(mode="after")
     def _valid(self) -> ConstraintSetEntry:
