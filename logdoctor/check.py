@@ -16,8 +16,8 @@ from logdoctor.launch.config import LaunchConfig, Origin
 from logdoctor.launch.facts import add_model_facts
 from logdoctor.library.rules import ConstraintSet
 from logdoctor.library.stored import constraint_sets
-from logdoctor.versions import parse_version
 from logdoctor.probe import machine as machine_probe
+from logdoctor.versions import parse_version
 
 if TYPE_CHECKING:
     from logdoctor.withvllm import WithVllm
