@@ -161,6 +161,12 @@ def build_parser() -> Parser:
     )
     check.add_argument("--architecture", help="the model's architecture, e.g. NemotronHForCausalLM")
     check.add_argument(
+        "--no-probe",
+        action="store_true",
+        help="the server will run on another machine: do not test this one (whether --host resolves and is "
+        "local, whether --port is free); those rules stay unknown",
+    )
+    check.add_argument(
         "--with-vllm",
         nargs="?",
         const="",
@@ -361,6 +367,13 @@ def cmd_scan(args: argparse.Namespace) -> int:
     return EXIT_FINDINGS if result.errors else EXIT_OK
 
 
+def _machine(args: argparse.Namespace) -> Any:
+    """The probe of this machine's host and port, unless the server runs elsewhere (--no-probe)."""
+    from logdoctor.probe.machine import probe
+
+    return None if args.no_probe else probe
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     from logdoctor.check import run_check
     from logdoctor.launch.cmdline import CommandError
@@ -381,7 +394,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.with_vllm is not None:
         return _check_with_vllm(args, tokens)
     try:
-        report = run_check(tokens, args.config_file, args.vllm_version, args.architecture)
+        report = run_check(tokens, args.config_file, args.vllm_version, args.architecture, machine=_machine(args))
     except (CommandError, LibraryError) as exc:
         print(f"logdoctor check: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -403,12 +416,12 @@ def _check_with_vllm(args: argparse.Namespace, tokens: list[str]) -> int:
         probe = Probe(find_python(args.with_vllm))
         probe.spawn()  # vLLM imports while check runs
         with contextlib.closing(probe):
-            report = run_check(tokens, args.config_file, args.vllm_version, args.architecture)
+            report = run_check(tokens, args.config_file, args.vllm_version, args.architecture, machine=_machine(args))
             probe.wait_ready()
             # The rules of the release that is installed, when logdoctor knows its parser.
             installed = probe.vllm_version
             if args.vllm_version is None and installed in available_versions() and installed != report.version:
-                report = run_check(tokens, args.config_file, installed, args.architecture)
+                report = run_check(tokens, args.config_file, installed, args.architecture, machine=_machine(args))
             words = command_words(tokens, args.config_file)
             report.with_vllm = validate_loop(probe, words, report.version, args.architecture)
     except (CommandError, LibraryError, WithVllmError) as exc:
