@@ -56,6 +56,8 @@ def _compare(op: str, actual: Any, expected: Any) -> Truth:
             # matches nothing.
             found = actual is not None and _regex(str(expected)).search(str(actual)) is not None
             return found if op == "matches" else not found
+        if op in ("keys_in", "all_match"):
+            return _every(op, actual, expected)
         if actual is None or expected is None:
             return False
         if op == "multiple_of":
@@ -63,6 +65,23 @@ def _compare(op: str, actual: Any, expected: Any) -> Truth:
         return bool(_ORDER[op](actual, expected))
     except TypeError:
         return None
+
+
+def _every(op: str, actual: Any, expected: Any) -> bool:
+    """`keys_in`: every key of a JSON object (every element of a list) is one of `expected` (a JSON
+    option's known fields, the environment variables a release reads); `all_match`: every value of an
+    object (element of a list) matches the regex `expected` (a null one as empty text). A value with no
+    keys or elements (absent,
+    a number, a text) has nothing that could break either."""
+    if isinstance(actual, dict):
+        items = list(actual) if op == "keys_in" else list(actual.values())
+    elif isinstance(actual, list | tuple):
+        items = list(actual)
+    else:
+        return True
+    if op == "keys_in":
+        return all(item in expected for item in items)
+    return all(_regex(str(expected)).search("" if item is None else str(item)) is not None for item in items)
 
 
 @lru_cache(maxsize=256)
@@ -101,13 +120,15 @@ def trivially(op: str, expected: Any) -> Truth:
     return None
 
 
-_VALUE_KEYS = frozenset({"from", "offset", "times", "times_from", "divisor_at_most", "when_unknown"})
+_VALUE_KEYS = frozenset({"from", "offset", "times", "times_from", "divisor_at_most", "when_unknown", "only", "without"})
 
 
 def resolve_value(spec: Any, config: LaunchConfig) -> Any:
     """A fix or derivation value: a literal, or computed from the config:
     `{from = field, offset = n}`, or `{from = field, divisor_at_most = other}` (the largest divisor of
-    `field` not above `other`: a tensor-parallel size that divides a head count). `when_unknown = v` is
+    `field` not above `other`: a tensor-parallel size that divides a head count), or `{from = option,
+    only = [keys]}` / `{from = option, without = [keys]}` (a JSON option's object with only the keys
+    listed, or without them). `when_unknown = v` is
     the value when `field` was not revealed (1, the divisor of any count); the fix plan says so."""
     if not (isinstance(spec, dict) and "from" in spec and set(spec) <= _VALUE_KEYS):
         return spec
@@ -118,6 +139,12 @@ def resolve_value(spec: Any, config: LaunchConfig) -> Any:
         # Known to be absent (no --kv-transfer-config, so no kv_connector); arithmetic on it is unknown.
         plain = not spec.get("offset") and not {"divisor_at_most", "times", "times_from"} & set(spec)
         return None if plain else _MISSING
+    if "only" in spec or "without" in spec:
+        # A JSON option's object with only the keys vLLM knows (`only`), or without some (`without`).
+        if not isinstance(base, dict):
+            return _MISSING
+        kept = {k: v for k, v in base.items() if ("only" not in spec or k in spec["only"])}
+        return {k: v for k, v in kept.items() if k not in spec.get("without", [])}
     if "divisor_at_most" in spec:
         limit = lookup(config, spec["divisor_at_most"])
         if limit is _MISSING or not isinstance(limit, int) or not isinstance(base, int) or limit < 1:

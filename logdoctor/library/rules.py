@@ -28,6 +28,7 @@ from typing import Any, Literal
 
 Op = Literal[
     "eq", "ne", "in", "not_in", "is_null", "not_null", "gt", "ge", "lt", "le", "multiple_of", "matches", "not_matches",
+    "keys_in", "all_match",
 ]  # fmt: skip
 
 
