@@ -85,19 +85,36 @@ class FactEntry(_Strict):
     file: str = Field(default="config.json", pattern=r"^[\w.-]+$")  # a file of the model's folder
     absent: Any = None
     exists_of: str | None = None
+    probe: Literal["found", "parses"] | None = None
     pick: Literal["first", "min"] = "first"
     reveal: str = "the model's config.json (a local model folder, or the Hugging Face cache)"
 
     @model_validator(mode="after")
     def _one_source(self) -> FactEntry:
-        if bool(self.config_json) == (self.exists_of is not None):
-            raise ValueError(f"fact {self.name!r} needs exactly one of: config_json (keys), exists_of (an argument)")
+        if [bool(self.config_json), self.exists_of is not None, self.probe is not None].count(True) != 1:
+            raise ValueError(
+                f"fact {self.name!r} needs exactly one of: config_json (keys), exists_of (an argument), probe"
+            )
         return self
 
 
 class EnvVarEntry(_Strict):
     name: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     reveal: str = "the server's environment"
+
+
+class EnvGroupEntry(_Strict):
+    field: str
+    prefix: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    names: list[str] = Field(default_factory=list)
+    known: list[str] | None = None
+    reveal: str = "the server's environment"
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> EnvGroupEntry:
+        if (self.prefix is not None) == bool(self.names):
+            raise ValueError(f"env_group {self.field!r} needs exactly one of: prefix, names")
+        return self
 
 
 class ConstraintSetEntry(_Strict):
@@ -114,6 +131,7 @@ class ConstraintSetEntry(_Strict):
     rule: list[RuleEntry] = Field(default_factory=list)
     fact: list[FactEntry] = Field(default_factory=list)
     env: list[EnvVarEntry] = Field(default_factory=list)
+    env_group: list[EnvGroupEntry] = Field(default_factory=list)
     reveal: dict[str, str] = Field(default_factory=dict)
 
     @model_validator(mode="after")
