@@ -464,6 +464,8 @@ name = "VLLM_TARGET_DEVICE"
 reveal = "the platform vLLM runs on: VLLM_TARGET_DEVICE=cpu, or a CPU build of vLLM"
 [[constraint_set.env]]
 name = "VLLM_CPU_KVCACHE_SPACE"
+[constraint_set.reveal]
+platform = "the platform vLLM runs on: VLLM_TARGET_DEVICE=cpu, or a CPU build of vLLM (its version ends in +cpu)"
 [[constraint_set.env]]
 name = "VLLM_ALLOW_LONG_MAX_MODEL_LEN"
 # config/model.py _get_and_verify_max_len: the smallest of these keys (without rope scaling)
@@ -559,7 +561,8 @@ absent = "none"
                 )
             ],
             when=(
-                '{ all = [{ field = "env.VLLM_TARGET_DEVICE", op = "matches", value = "^(?i:cpu)$" }, '
+                '{ all = [{ any = [{ field = "env.VLLM_TARGET_DEVICE", op = "matches", value = "^(?i:cpu)$" }, '
+                '{ all = [{ field = "env.VLLM_TARGET_DEVICE", op = "is_null" }, { field = "platform", op = "eq", value = "cpu" }] }] }, '
                 '{ field = "env.VLLM_CPU_KVCACHE_SPACE", op = "not_null" }, '
                 '{ field = "env.VLLM_CPU_KVCACHE_SPACE", op = "ne", value = "" }] }'
             ),
