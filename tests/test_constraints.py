@@ -13,7 +13,7 @@ from logdoctor.library.constraints import apply_fix, evaluate, plan_fix, resolve
 from logdoctor.library.loader import load_constraint_sets
 from logdoctor.library.rules import Condition, ConstraintSet, FixOption, Rule
 
-SETS = load_constraint_sets()
+SETS = [s for s in load_constraint_sets() if s.id.startswith("replayssm-")]  # the ReplaySSM sets alone
 VERSIONS = {
     "replayssm-0.27": "0.27.0",
     "replayssm-0.28": "0.28.0",
