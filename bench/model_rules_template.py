@@ -99,7 +99,7 @@ HERE_ACTIVE = '{ field = "read_where_the_server_runs", op = "ne", value = "no" }
 
 def set_head(id: str, feature: str, versions: str, comment: str, active: str = HERE_ACTIVE) -> str:
     head = f"\n# {comment}\n[[constraint_set]]\nid = {q(id)}\nfeature = {q(feature)}\nversions = {q(versions)}\n"
-    return head + f"active = {active}\n" + (HERE if active == HERE_ACTIVE else "")
+    return head + f"active = {active}\n" + HERE
 
 
 # ---------------------------------------------------------------- the model folder
@@ -652,14 +652,15 @@ def parser_dests(version: str) -> set[str]:
 def options_set(r: Any, t: str, versions: str, covers: list[str]) -> str:
     dests = parser_dests(r.version)
     r.options = [o for o in r.options if o.dest in dests]
-    # active when one of the options is given as a JSON object (or --attention-backend is given)
+    # active when `check` reads the launch (not a log) and one of the options is given as a JSON object
+    # (or --attention-backend is given)
     given = [is_object(o.dest) for o in r.options] + ['{ field = "attention_backend", op = "not_null" }']
     out = set_head(
         f"options-{t.replace('_', '.')}",
         "JSON config options (fields and choices)",
         versions,
         f"vLLM {', '.join(covers)}: the @config dataclasses of vllm/config/*.py that EngineArgs' fields name",
-        active="{ any = [\n    " + ",\n    ".join(given) + ",\n] }",
+        active="{ all = [\n  " + HERE_ACTIVE + ",\n  { any = [\n    " + ",\n    ".join(given) + ",\n  ] },\n] }",
     )
     for o in r.options:
         flag = "--" + o.dest.replace("_", "-")

@@ -97,3 +97,18 @@ def test_the_attention_backend() -> None:
 def test_a_launch_without_json_options_is_not_audited() -> None:
     report = check(["--load-format", "dummy"])
     assert report.audit.sets == [] and report.audit.results == []
+
+
+def test_a_log_does_not_get_the_option_sets() -> None:
+    from logdoctor.audit import audit, fill_defaults
+    from logdoctor.launch.config import LaunchConfig, Origin
+
+    config = LaunchConfig()
+    where = Origin(kind="log", where="server.log:1")
+    config.set("model", MODEL, where, given=True)
+    config.set("compilation_config", {"levle": 3}, where, given=True)
+    fill_defaults(config, "0.33.0", "absent from the log's non-default args")
+    assert audit(config, SETS, "0.33.0").sets == []
+    # unless vLLM raised one of their rules: then the set is checked, that rule unmet
+    raised = audit(config, SETS, "0.33.0", raised_pattern="config.field-unknown-key")
+    assert "compilation-config-known-keys" in {r.id for r in raised.unmet}
