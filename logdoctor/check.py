@@ -92,6 +92,13 @@ def read_launch(
             value = environ.get(name)
             where = f"environment: {name}={value}" if value is not None else f"environment: {name} not set"
             config.set(f"env.{name}", value, Origin(kind="command", where=where))
+    for group in {g.field: g for cset in sets for g in cset.env_group}.values():
+        if config.get(group.field) is None:
+            # The command's own VAR=value words count as the environment, as they do for one variable.
+            here = dict(environ) | {n: s.value for n, s in config.env.items() if isinstance(s.value, str)}
+            members = group.members(here)
+            where = "environment: " + (", ".join(members) if members else "none set")
+            config.set(group.field, members, Origin(kind="command", where=where))
     fill_defaults(config, version, "not on the command line")
     add_model_facts(config, [f for cset in sets for f in cset.fact], architecture, environ)
     return parsed

@@ -13,6 +13,14 @@ from logdoctor.library.loader import load_constraint_sets
 from logdoctor.probe.machine import MachineProbe
 
 SETS = load_constraint_sets()
+# The families these helpers test: "no rule applies" means none of theirs (the model-folder and
+# environment sets audit every launch check reads).
+OWN_FEATURES = {s.feature for s in SETS if s.origin.endswith(("frontend-rules.toml", "server-rules.toml"))}
+
+
+def own_results(report: CheckReport) -> list[Any]:
+    """The results of the frontend and server sets alone."""
+    return [r for r in report.audit.results if r.set.rsplit(", vLLM ", 1)[0] in OWN_FEATURES]
 
 
 def free_machine(host: str | None, port: int) -> dict[str, Any]:

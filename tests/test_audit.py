@@ -28,7 +28,13 @@ def _audit(sets: list[ConstraintSet], *flags: str, architecture: str = "Nemotron
 
 def test_every_broken_rule_is_reported_and_one_command_fixes_them_all(sets: list[ConstraintSet]) -> None:
     result = _audit(sets, "--use-replayssm", "--speculative-config", SPEC)
-    assert result.sets == ["ReplaySSM (--use-replayssm), vLLM >=0.33"]
+    # `check` reads the launch where the server runs, so the sets of the environment and the model
+    # folder apply to every launch it reads (they stay out of a log's audit)
+    assert result.sets == [
+        "Environment variables (VLLM_*), vLLM >=0.33",
+        "The model folder (MODEL, config.json, architecture), vLLM >=0.33",
+        "ReplaySSM (--use-replayssm), vLLM >=0.33",
+    ]
     assert sorted(r.id for r in result.unmet) == ["spec-decode-needs-flashinfer", "spec-decode-no-prefix-caching"]
     assert all(r.fix for r in result.unmet)
     assert result.before == f"vllm serve nvidia/Nemotron-H-8B --use-replayssm --speculative-config '{SPEC}'"
@@ -44,7 +50,9 @@ def test_every_broken_rule_is_reported_and_one_command_fixes_them_all(sets: list
 
 def test_a_launch_without_the_feature_is_not_audited(sets: list[ConstraintSet]) -> None:
     result = _audit(sets, architecture="LlamaForCausalLM")
-    assert result.sets == [] and result.results == [] and result.after is None
+    assert "ReplaySSM (--use-replayssm), vLLM >=0.33" not in result.sets
+    assert not any(r.set.startswith("ReplaySSM") for r in result.results)
+    assert result.unmet == [] and result.after is None
 
 
 def test_the_rule_vllm_raised_is_unmet_whatever_the_log_lets_logdoctor_see(sets: list[ConstraintSet]) -> None:

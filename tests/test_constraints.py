@@ -13,7 +13,7 @@ from logdoctor.library.constraints import apply_fix, evaluate, plan_fix, resolve
 from logdoctor.library.loader import load_constraint_sets
 from logdoctor.library.rules import Condition, ConstraintSet, FixOption, Rule
 
-SETS = load_constraint_sets()
+SETS = [s for s in load_constraint_sets() if s.id.startswith("replayssm-")]  # the ReplaySSM sets alone
 VERSIONS = {
     "replayssm-0.27": "0.27.0",
     "replayssm-0.28": "0.28.0",
@@ -289,3 +289,33 @@ def test_a_divisibility_by_one_holds_whatever_the_count() -> None:
     divides = Condition(field="mamba_num_heads", op="multiple_of", value_from="tensor_parallel_size")
     assert evaluate(divides, launch(tensor_parallel_size=1)) is True
     assert evaluate(divides, launch(tensor_parallel_size=2)) is None
+
+
+@pytest.mark.parametrize(
+    ("op", "value", "expected", "holds"),
+    [
+        ("keys_in", {"mode": 3}, ["mode", "backend"], True),
+        ("keys_in", {"levle": 3, "mode": 3}, ["mode", "backend"], False),
+        ("keys_in", ["VLLM_PORT"], ["VLLM_PORT"], True),
+        ("keys_in", None, ["mode"], True),  # absent: no keys that could be unknown
+        ("keys_in", "CompilationConfig(mode=None)", ["mode"], True),  # a default's text has no keys
+        ("all_match", {"VLLM_A": "12", "VLLM_B": " -3 "}, r"^\s*[+-]?\d+\s*$", True),
+        ("all_match", {"VLLM_A": "12", "VLLM_B": "4GB"}, r"^\s*[+-]?\d+\s*$", False),
+        ("all_match", {}, r"^\d+$", True),
+    ],
+)
+def test_every_key_or_value_of_a_mapping(op: str, value: object, expected: object, holds: bool) -> None:
+    config = LaunchConfig()
+    config.set("thing", value, Origin(kind="command", where="test"))
+    assert evaluate(Condition(field="thing", op=op, value=expected), config) is holds  # type: ignore[arg-type]
+
+
+def test_a_json_options_object_with_only_or_without_some_keys() -> None:
+    config = launch(kv_transfer_config={"kv_connector": "NixlConnector", "kv_role": "both", "levle": 1})
+    only = resolve_value({"from": "kv_transfer_config", "only": ["kv_connector", "kv_role"]}, config)
+    assert only == {"kv_connector": "NixlConnector", "kv_role": "both"}
+    assert resolve_value({"from": "kv_transfer_config", "without": ["kv_role"]}, config) == {
+        "kv_connector": "NixlConnector",
+        "levle": 1,
+    }
+    assert resolve_value({"from": "kv_transfer_config", "only": []}, launch(kv_transfer_config="X()")) is not None

@@ -34,7 +34,7 @@ from typing import Any
 import pytest
 
 from logdoctor.probe.machine import probe
-from tests.rules_helpers import check, free_machine, llama_folder, recheck, result, status, unmet
+from tests.rules_helpers import check, free_machine, llama_folder, own_results, recheck, result, status, unmet
 
 
 @pytest.fixture
@@ -77,7 +77,7 @@ def test_a_port_in_use_gets_the_next_free_one(model: Path) -> None:
 
 
 def test_socket_rules_are_not_audited_without_a_probe_or_a_tcp_socket(model: Path) -> None:
-    assert check(f"vllm serve {model} --port 8123", machine=None).audit.results == []
+    assert own_results(check(f"vllm serve {model} --port 8123", machine=None)) == []
     for flags in ("--uds ./vllm.sock", "--headless"):
         report = check(f"vllm serve {model} --port 8123 {flags}", machine=taken(8123))
         assert status(report, "port-free") is None

@@ -242,3 +242,91 @@ def test_a_fact_needs_exactly_one_source() -> None:
     bad = OPS.replace('exists_of = "chat_template"', 'exists_of = "chat_template"\nconfig_json = ["x"]')
     with pytest.raises(LibraryError, match="exactly one of"):
         constraint_sets_of([("ops-rules.toml", bad)])
+
+
+GROUPS = """
+[lists]
+known = ["TOY_PORT", "TOY_LEVEL"]
+
+[[constraint_set]]
+id = "groups-0.33"
+feature = "Environment groups and file probes"
+versions = ">=0.33"
+active = { field = "model", op = "not_null" }
+
+[[constraint_set.env_group]]
+field = "toy_env"
+prefix = "TOY_"
+reveal = "the TOY_* variables where the server runs"
+
+[[constraint_set.env_group]]
+field = "toy_ints"
+names = ["TOY_PORT", "OTHER_COUNT"]
+
+[[constraint_set.env_group]]
+field = "toy_unknown"
+prefix = "TOY_"
+known = "@known"
+
+[[constraint_set.fact]]
+name = "config_found"
+probe = "found"
+
+[[constraint_set.fact]]
+name = "config_parses"
+probe = "parses"
+
+[[constraint_set.rule]]
+id = "known-toy-vars"
+says = "Every TOY_* variable is one the toy reads"
+require = { field = "toy_env", op = "keys_in", value = "@known" }
+vllm_message = "Unknown toy variable"
+[[constraint_set.rule.fix]]
+says = "unset it"
+
+[[constraint_set.rule]]
+id = "int-vars"
+says = "The toy's integer variables hold integers"
+require = { field = "toy_ints", op = "all_match", value = "^\\\\s*[+-]?\\\\d+\\\\s*$" }
+vllm_message = "invalid literal for int() with base 10: {value!r}"
+[[constraint_set.rule.fix]]
+says = "give an integer"
+
+[[constraint_set.rule]]
+id = "config-there"
+says = "The folder has a config.json that parses"
+require = { all = [{ field = "config_found", op = "eq", value = true }, { field = "config_parses", op = "eq", value = true }] }
+vllm_message = "no config"
+[[constraint_set.rule.fix]]
+says = "give the model's folder"
+"""
+
+
+def test_environment_groups_and_file_probes(tmp_path: Path) -> None:
+    sets = constraint_sets_of([("groups-rules.toml", GROUPS)])
+    model = model_dir(tmp_path / "m", {"architectures": ["X"]})
+    environ = {"TOY_PORT": "8000", "TOY_LEVELL": "2", "OTHER_COUNT": "4GB", "UNRELATED": "x"}
+    report = run_check(["vllm", "serve", str(model)], sets=sets, environ=environ)
+    assert statuses(report) == {"known-toy-vars": "unmet", "int-vars": "unmet", "config-there": "met"}
+    assert report.config is not None and report.config.value("toy_env") == {"TOY_LEVELL": "2", "TOY_PORT": "8000"}
+    # the variables the toy does not read, each with the known name nearest its spelling
+    assert report.config.value("toy_unknown") == {"TOY_LEVELL": "TOY_LEVEL"}
+    # the command's own VAR=value words are part of the environment
+    command = ["TOY_LEVEL=3", "vllm", "serve", str(model)]
+    report = run_check(command, sets=sets, environ={"TOY_PORT": "1"})
+    assert statuses(report) == {"known-toy-vars": "met", "int-vars": "met", "config-there": "met"}
+    (model / "config.json").write_text('{"architectures": ["X"],}')
+    report = run_check(["vllm", "serve", str(model)], sets=sets, environ={})
+    assert report.config is not None and report.config.value("config_parses") is False
+    assert statuses(report)["config-there"] == "unmet"
+    (model / "config.json").unlink()
+    report = run_check(["vllm", "serve", str(model)], sets=sets, environ={})
+    assert report.config is not None and report.config.value("config_found") is False
+    assert report.config.value("config_parses") is None
+    # a repo id with no snapshot in the cache: not found here; a file (GGUF): unknown
+    report = run_check(["vllm", "serve", "org/none"], sets=sets, environ={"HF_HUB_CACHE": str(tmp_path / "hub")})
+    assert report.config is not None and report.config.value("config_found") is False
+    gguf = tmp_path / "model.gguf"
+    gguf.write_bytes(b"GGUF")
+    report = run_check(["vllm", "serve", str(gguf)], sets=sets, environ={})
+    assert statuses(report)["config-there"] == "unknown"

@@ -23,6 +23,7 @@ from logdoctor.library.rules import Fact
 
 _MISSING = object()
 _REPO_ID = re.compile(r"^[\w.-]+/[\w.-]+$")
+_HUB_ID = re.compile(r"^[\w.-]+(?:/[\w.-]+)?$")  # `gpt2` is a repo id too
 
 
 @lru_cache(maxsize=1)
@@ -67,6 +68,46 @@ def find_config_json(model: str, environ: Mapping[str, str], revision: str | Non
             return candidate
     found_all = sorted(snapshots.glob("*/config.json")) if snapshots.is_dir() else []
     return found_all[0] if len(found_all) == 1 else None
+
+
+def model_folder(model: str, environ: Mapping[str, str], revision: str | None = None) -> Path | None | bool:
+    """Where vLLM would find MODEL's files here: the local folder, or the repo's snapshot in the Hugging
+    Face cache (the revision's, else `main`'s, else the only one). False when there is none to be had
+    here (no such path, no snapshot in the cache); None when it cannot be said (MODEL is a file: GGUF)."""
+    folder = Path(model).expanduser()
+    if folder.is_dir():
+        return folder
+    if folder.exists():
+        return None
+    if not _HUB_ID.match(model):
+        return False
+    repo = hub_cache(environ) / ("models--" + model.replace("/", "--"))
+    snapshots = repo / "snapshots"
+    for ref in (revision, "main"):
+        if ref is None:
+            continue
+        ref_file = repo / "refs" / ref
+        commit = ref_file.read_text("utf-8").strip() if ref_file.is_file() else ref
+        if commit and (snapshots / commit).is_dir():
+            return snapshots / commit
+    found_all = sorted(p for p in snapshots.iterdir() if p.is_dir()) if snapshots.is_dir() else []
+    return found_all[0] if len(found_all) == 1 else (None if found_all else False)
+
+
+def _probe(config: LaunchConfig, fact: Fact, folder: Path | None | bool) -> None:
+    """A `probe` fact: whether the model's folder has the file (`found`), whether it is a JSON object
+    (`parses`: null when the file is not there)."""
+    if folder is None or folder is True:
+        return  # MODEL is a file, or several snapshots and no ref to choose: unknown
+    path = folder / fact.file if isinstance(folder, Path) else None
+    found = path is not None and path.is_file()
+    where = str(path) if path is not None else f"{config.value('model')}: no such folder, nor a snapshot in the cache"
+    if fact.probe == "found":
+        config.set(fact.name, found, Origin(kind="config_file", where=f"{where} {'found' if found else 'not found'}"))
+        return
+    parses = _read_json(path) is not None if found and path is not None else None
+    said = "not found" if parses is None else ("parses" if parses else "is not a JSON object")
+    config.set(fact.name, parses, Origin(kind="config_file", where=f"{where} {said}"))
 
 
 def read_key(data: Any, dotted: str) -> Any:
@@ -125,6 +166,11 @@ def add_model_facts(
         if fact.exists_of is not None:
             _path_fact(config, fact)
     revision = config.value("revision")
+    probes = [f for f in wanted.values() if f.probe is not None]
+    if probes:
+        folder = model_folder(model, environ, revision if isinstance(revision, str) else None)
+        for fact in probes:
+            _probe(config, fact, folder)
     path = find_config_json(model, environ, revision if isinstance(revision, str) else None)
     for fact in wanted.values():
         if fact.valid_json or fact.has_token is not None:

@@ -57,12 +57,8 @@ def _compare(op: str, actual: Any, expected: Any) -> Truth:
             # matches nothing.
             found = actual is not None and _regex(str(expected)).search(str(actual)) is not None
             return found if op == "matches" else not found
-        if op == "keys_in":
-            # A JSON object's keys are all among `expected` (a mapping argument's allowed keys); a value
-            # that is not an object does not meet it, and no value (null) has no keys to refuse.
-            if actual is None:
-                return True
-            return isinstance(actual, dict) and all(key in expected for key in actual)
+        if op in ("keys_in", "all_match"):
+            return _every(op, actual, expected)
         if actual is None or expected is None:
             return False
         if op == "multiple_of":
@@ -70,6 +66,23 @@ def _compare(op: str, actual: Any, expected: Any) -> Truth:
         return bool(_ORDER[op](actual, expected))
     except TypeError:
         return None
+
+
+def _every(op: str, actual: Any, expected: Any) -> bool:
+    """`keys_in`: every key of a JSON object (every element of a list) is one of `expected` (a JSON
+    option's known fields, the environment variables a release reads); `all_match`: every value of an
+    object (element of a list) matches the regex `expected` (a null one as empty text). A value with no
+    keys or elements (absent,
+    a number, a text) has nothing that could break either."""
+    if isinstance(actual, dict):
+        items = list(actual) if op == "keys_in" else list(actual.values())
+    elif isinstance(actual, list | tuple):
+        items = list(actual)
+    else:
+        return True
+    if op == "keys_in":
+        return all(item in expected for item in items)
+    return all(_regex(str(expected)).search("" if item is None else str(item)) is not None for item in items)
 
 
 @lru_cache(maxsize=256)
@@ -111,6 +124,7 @@ def trivially(op: str, expected: Any) -> Truth:
 
 _VALUE_KEYS = frozenset(
     {"from", "offset", "times", "times_from", "divisor_at_most", "when_unknown", "nearest", "otherwise", "sub"}
+    | {"only", "without"}
 )
 
 
@@ -121,7 +135,9 @@ def resolve_value(spec: Any, config: LaunchConfig) -> Any:
     the value when `field` was not revealed (1, the divisor of any count); the fix plan says so.
     Names: `{from = field, nearest = [names], otherwise = v}` is the listed name nearest to the field's
     text (the same name spelled with `-` or another case first, then difflib's closest), else `otherwise`;
-    `{from = field, sub = [regex, replacement]}` is the field's text with the regex replaced."""
+    `{from = field, sub = [regex, replacement]}` is the field's text with the regex replaced.
+    JSON options: `{from = option, only = [keys]}` / `{from = option, without = [keys]}` is the option's
+    object with only the keys listed, or without them."""
     if not (isinstance(spec, dict) and "from" in spec and set(spec) <= _VALUE_KEYS):
         return spec
     base = lookup(config, spec["from"])
@@ -136,6 +152,12 @@ def resolve_value(spec: Any, config: LaunchConfig) -> Any:
     if "sub" in spec:
         pattern, replacement = spec["sub"]
         return _regex(str(pattern)).sub(str(replacement), base) if isinstance(base, str) else _MISSING
+    if "only" in spec or "without" in spec:
+        # A JSON option's object with only the keys vLLM knows (`only`), or without some (`without`).
+        if not isinstance(base, dict):
+            return _MISSING
+        kept = {k: v for k, v in base.items() if ("only" not in spec or k in spec["only"])}
+        return {k: v for k, v in kept.items() if k not in spec.get("without", [])}
     if "divisor_at_most" in spec:
         limit = lookup(config, spec["divisor_at_most"])
         if limit is _MISSING or not isinstance(limit, int) or not isinstance(base, int) or limit < 1:

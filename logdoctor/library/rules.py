@@ -30,7 +30,7 @@ from typing import Any, Literal
 MachineFact = Literal["host_resolves", "host_is_local", "port_free", "free_port", "probed_host", "probed_port"]
 Op = Literal[
     "eq", "ne", "in", "not_in", "is_null", "not_null", "gt", "ge", "lt", "le", "multiple_of", "matches", "not_matches",
-    "keys_in",
+    "keys_in", "all_match",
 ]  # fmt: skip
 
 
@@ -133,6 +133,10 @@ class Fact:
     # once), `free_port` (the first free port after --port), and what was probed (`probed_host`,
     # `probed_port`: a rule on the port applies while --port is the one probed). Unknown when not probed.
     machine: MachineFact | None = None
+    # Or: what the model's folder (a local folder, or the repo's snapshot in the Hugging Face cache) says
+    # of `file`: `found` (true or false: a repo id with no snapshot in the cache has none), `parses`
+    # (whether it is a JSON object: null when it is not found). Unknown when MODEL is a file (GGUF).
+    probe: Literal["found", "parses"] | None = None
     pick: Literal["first", "min"] = "first"
     reveal: str = "the model's config.json (a local model folder, or the Hugging Face cache)"
 
@@ -144,6 +148,40 @@ class EnvVar:
 
     name: str
     reveal: str = "the server's environment"
+
+
+@dataclass(kw_only=True)
+class EnvGroup:
+    """Several environment variables as one field (`field`), a JSON object of those set, name -> value:
+    every variable whose name starts with `prefix` (`VLLM_`: the ones a release does not read are
+    `keys_in`'s business), or the `names` listed (the variables a release converts with int()). Known
+    wherever `check` runs (the server's environment); `{}` when none is set."""
+
+    field: str
+    prefix: str | None = None
+    names: list[str] = dataclasses.field(default_factory=list)
+    # With `known` (the names a release reads): only the set variables it does not know, each mapped to
+    # the known name nearest its spelling (null when none is near): VLLM_ALLOW_LONG_MAX_MODEL_LENGTH ->
+    # VLLM_ALLOW_LONG_MAX_MODEL_LEN.
+    known: list[str] | None = None
+    reveal: str = "the server's environment"
+
+    def members(self, environ: dict[str, str]) -> dict[str, str | None]:
+        if self.prefix is not None:
+            found = {k: v for k, v in sorted(environ.items()) if k.startswith(self.prefix)}
+        else:
+            found = {k: environ[k] for k in self.names if k in environ}
+        if self.known is None:
+            return dict(found)
+        known = set(self.known)
+        return {k: _nearest(k, self.known) for k in found if k not in known}
+
+
+def _nearest(name: str, known: list[str]) -> str | None:
+    import difflib
+
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.85)
+    return close[0] if close else None
 
 
 @dataclass(kw_only=True)
@@ -161,6 +199,7 @@ class ConstraintSet:
     rule: list[Rule] = dataclasses.field(default_factory=list)
     fact: list[Fact] = dataclasses.field(default_factory=list)
     env: list[EnvVar] = dataclasses.field(default_factory=list)
+    env_group: list[EnvGroup] = dataclasses.field(default_factory=list)
     reveal: dict[str, str] = dataclasses.field(default_factory=dict)  # field -> what would reveal it
     # The set applies only when `active` is known to hold, not when it is unknown: its activity reads
     # facts only `check` can know (a probe of the machine, a file of the model's folder), so a log's
@@ -175,12 +214,14 @@ class ConstraintSet:
         derive = self.derive if self.replace_derive else parent.derive + self.derive
         facts = {f.name: f for f in parent.fact} | {f.name: f for f in self.fact}
         env = {e.name: e for e in parent.env} | {e.name: e for e in self.env}
+        groups = {g.field: g for g in parent.env_group} | {g.field: g for g in self.env_group}
         return dataclasses.replace(
             self,
             rule=rules,
             derive=derive,
             fact=list(facts.values()),
             env=list(env.values()),
+            env_group=list(groups.values()),
             reveal=parent.reveal | self.reveal,
             extends=None,
         )
@@ -195,6 +236,9 @@ class ConstraintSet:
         for variable in self.env:
             if name == f"env.{variable.name}":
                 return variable.reveal
+        for group in self.env_group:
+            if name == group.field:
+                return group.reveal
         if name.startswith("env."):
             return f"{name[4:]} in the server's environment"
         return "not in the log or command"
@@ -212,6 +256,7 @@ def set_from_data(data: dict[str, Any]) -> ConstraintSet:
     fields["rule"] = [_rule(r) for r in data.get("rule", [])]
     fields["fact"] = [Fact(**f) for f in data.get("fact", [])]
     fields["env"] = [EnvVar(**e) for e in data.get("env", [])]
+    fields["env_group"] = [EnvGroup(**g) for g in data.get("env_group", [])]
     return ConstraintSet(**fields)
 
 

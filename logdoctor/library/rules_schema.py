@@ -89,6 +89,7 @@ class FactEntry(_Strict):
     has_token: str | None = None
     folder_of: str | None = None
     machine: MachineFact | None = None
+    probe: Literal["found", "parses"] | None = None
     pick: Literal["first", "min"] = "first"
     reveal: str = "the model's config.json (a local model folder, or the Hugging Face cache)"
 
@@ -96,12 +97,12 @@ class FactEntry(_Strict):
     def _one_source(self) -> FactEntry:
         sources = [
             bool(self.config_json), self.exists_of is not None, self.valid_json, self.has_token is not None,
-            self.machine is not None,
+            self.machine is not None, self.probe is not None,
         ]  # fmt: skip
         if sum(sources) != 1:
             raise ValueError(
                 f"fact {self.name!r} needs exactly one of: config_json (keys), exists_of (an argument), "
-                "valid_json, has_token, machine"
+                "valid_json, has_token, machine, probe"
             )
         return self
 
@@ -109,6 +110,20 @@ class FactEntry(_Strict):
 class EnvVarEntry(_Strict):
     name: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     reveal: str = "the server's environment"
+
+
+class EnvGroupEntry(_Strict):
+    field: str
+    prefix: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    names: list[str] = Field(default_factory=list)
+    known: list[str] | None = None
+    reveal: str = "the server's environment"
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> EnvGroupEntry:
+        if (self.prefix is not None) == bool(self.names):
+            raise ValueError(f"env_group {self.field!r} needs exactly one of: prefix, names")
+        return self
 
 
 class ConstraintSetEntry(_Strict):
@@ -125,6 +140,7 @@ class ConstraintSetEntry(_Strict):
     rule: list[RuleEntry] = Field(default_factory=list)
     fact: list[FactEntry] = Field(default_factory=list)
     env: list[EnvVarEntry] = Field(default_factory=list)
+    env_group: list[EnvGroupEntry] = Field(default_factory=list)
     reveal: dict[str, str] = Field(default_factory=dict)
     strict_active: bool = False  # applies only when `active` is known to hold (rules.ConstraintSet)
 
