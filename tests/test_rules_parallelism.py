@@ -117,6 +117,8 @@ def status(report: CheckReport, rule: str) -> str:
     return found[0] if found else "inactive"
 
 
+MULTI_PORT = "-dp 4 -dpl 2 --data-parallel-multi-port-external-lb"
+
 # (rule, model config, a launch that breaks it, what the corrected command says, a near-miss, version)
 CASES: list[tuple[str, dict[str, Any], str, str, str, str | None]] = [
     ("tp-divides-attention-heads", LLAMA_31_8B, "-tp 3", "--tensor-parallel-size 2", "-tp 4", None),
@@ -194,6 +196,38 @@ CASES: list[tuple[str, dict[str, Any], str, str, str, str | None]] = [
         None,
     ),
     ("pcp-without-dp", MQA, "-tp 2 -pcp 2 -dp 2", "--data-parallel-size 1", "-tp 2 -pcp 2", "0.27.0"),
+    ("multi-port-no-grpc", MOE, f"{MULTI_PORT} --grpc", "", MULTI_PORT, None),
+    ("multi-port-no-uds", MOE, f"{MULTI_PORT} --uds /tmp/vllm.sock", "", MULTI_PORT, None),
+    (
+        "multi-port-ssl-pair",
+        MOE,
+        f"{MULTI_PORT} --ssl-keyfile key.pem",
+        "",
+        f"{MULTI_PORT} --ssl-keyfile k --ssl-certfile c",
+        None,
+    ),
+    (
+        "multi-port-one-api-server",
+        MOE,
+        f"{MULTI_PORT} --api-server-count 2",
+        "",
+        f"{MULTI_PORT} --api-server-count 1",
+        None,
+    ),
+    ("multi-port-no-dp-rank", MOE, f"{MULTI_PORT} -dpn 0", "", MULTI_PORT, None),
+    ("multi-port-alone", MOE, f"{MULTI_PORT} --data-parallel-hybrid-lb", "", MULTI_PORT, None),
+    ("multi-port-needs-dp", MOE, "--data-parallel-multi-port-external-lb", "", MULTI_PORT, None),
+    ("multi-port-needs-size-local", MOE, "-dp 4 -dpm", "--data-parallel-size-local 4", MULTI_PORT, None),
+    ("multi-port-size-local-within-dp", MOE, "-dp 2 -dpl 4 -dpm", "--data-parallel-size 4", MULTI_PORT, None),
+    (
+        "multi-port-dp-multiple-of-size-local",
+        MOE,
+        "-dp 6 -dpl 4 -dpm",
+        "--data-parallel-size-local 3",
+        "-dp 6 -dpl 3 -dpm",
+        None,
+    ),
+    ("multi-port-ranks-within-dp", MOE, f"{MULTI_PORT} -r 2", "", f"{MULTI_PORT} -r 1", None),
 ]
 
 
