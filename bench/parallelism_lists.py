@@ -219,6 +219,19 @@ def special_head_model_types(vllm: Path) -> list[str]:
     return sorted(found)
 
 
+def toml_array(name: str, items: list[str], width: int = 110) -> str:
+    """`name = [...]`, wrapped at `width`."""
+    lines, line = [f"{name} = ["], "   "
+    for item in items:
+        word = f' "{item}",'
+        if len(line) + len(word) > width:
+            lines.append(line)
+            line = "   "
+        line += word
+    lines.append(line)
+    return "\n".join(lines + ["]"])
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
@@ -250,8 +263,8 @@ def main() -> int:
     unresolved = sorted(set(unresolved))
     suffix = args.suffix
     if args.toml:
-        print(f"no_pp_models{suffix} = {no_pp!r}".replace("'", '"'))
-        print(f"special_head_model_types{suffix} = {heads!r}".replace("'", '"'))
+        print(toml_array(f"no_pp_models{suffix}", no_pp))
+        print(toml_array(f"special_head_model_types{suffix}", heads))
     else:
         print(f"pp_models ({len(pp)}):", " ".join(pp))
         print(f"no_pp_models ({len(no_pp)}):", " ".join(no_pp))
