@@ -233,7 +233,7 @@ CASES: list[tuple[str, dict[str, Any], str, str, str, str | None]] = [
 
 def test_every_rule_of_the_sets_has_a_case() -> None:
     rules = {r.id for s in SETS if s.feature == FEATURE for r in s.rule}
-    assert rules == {case[0] for case in CASES}
+    assert rules == {case[0] for case in CASES} | {"world-size-fits-visible-gpus"}
 
 
 @pytest.mark.parametrize(("rule", "config", "broken", "fixed", "near", "version"), CASES, ids=[c[0] for c in CASES])
@@ -251,6 +251,28 @@ def test_a_rule_broken_fixed_and_kept(
     kept = check(folder(tmp_path, near_config, "near"), near, "0.27.0" if version == "0.27.0" else None)
     assert status(kept, rule) in ("met", "inactive"), [(r.id, r.status) for r in kept.audit.results]
     assert kept.audit.unmet == [], [(r.id, r.evidence) for r in kept.audit.unmet]
+
+
+def test_the_world_size_fits_the_visible_gpus(tmp_path: Path) -> None:
+    model = folder(tmp_path, LLAMA_31_8B)
+    two = {"CUDA_VISIBLE_DEVICES": "0,1"}
+    report = check(model, "-tp 4", environ=two)
+    assert status(report, "world-size-fits-visible-gpus") == "unmet"
+    after = report.audit.after or ""
+    assert "--tensor-parallel-size 2" in after
+    assert check(model, shlex.join(shlex.split(after)[3:]), environ=two).audit.unmet == []
+    assert status(check(model, "-tp 2", environ=two), "world-size-fits-visible-gpus") == "met"
+    assert status(check(model, "-tp 2 -pp 2", environ=two), "world-size-fits-visible-gpus") == "unmet"
+    # a backend given, several nodes, or no CUDA_VISIBLE_DEVICES: vLLM does not count them here
+    assert (
+        status(check(model, "-tp 4 --distributed-executor-backend ray", environ=two), "world-size-fits-visible-gpus")
+        == "met"
+    )
+    assert status(check(model, "-tp 4 -n 2", environ=two), "world-size-fits-visible-gpus") == "met"
+    assert status(check(model, "-tp 4"), "world-size-fits-visible-gpus") == "met"
+    nothing = check(model, "-tp 2", environ={"CUDA_VISIBLE_DEVICES": ""})
+    assert status(nothing, "world-size-fits-visible-gpus") == "unmet"
+    assert "make GPUs visible" in (next(r for r in nothing.audit.unmet).fix or "")
 
 
 def test_the_heads_are_unknown_without_the_model_folder() -> None:
