@@ -41,6 +41,9 @@ class Audit:
     # What the corrected command gives up or leaves open (flags it drops, values it could not compute,
     # rules left unknown and what would reveal them): Fix.caveats of a finding.
     caveats: list[str] = field(default_factory=list)
+    # The rules vLLM raised whose fix needs a value the launch does not reveal (a length config.json
+    # gives): the corrected command leaves them as they are.
+    raised_unfixed: list[str] = field(default_factory=list)
 
     @property
     def unmet(self) -> list[RuleResult]:
@@ -119,6 +122,7 @@ def audit(
         plan = plan_fix(cset, fixed, raised)
         changed = changed or bool(plan.applied)
         fixed = plan.config
+        result.raised_unfixed += sorted(raised & plan.uncomputed)
         result.caveats += [c for c in plan.caveats if c not in result.caveats]
         result.unresolved += [f"{set_label(cset)}: {o.rule.id}" for o in plan.outcomes if o.status == "unmet"]
     if renderable and config.get("model") is not None:

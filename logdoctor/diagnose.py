@@ -190,9 +190,11 @@ def _attach_launch_fix(finding: Finding, launch: Launch, library: Library) -> No
         config, library.sets, version, finding.rule, renderable=has_args, raised_message=finding.error.message
     )
     patched = None
-    if has_args and not any(r.raised_by_vllm for r in result.results):
-        # The error is no rule of a set (a rule's own fix is the root cause's when it is): the pattern's
-        # change comes first, and the sets are checked on the launch it makes.
+    raised_rule = any(r.raised_by_vllm for r in result.results)
+    if has_args and (not raised_rule or result.raised_unfixed):
+        # The error is no rule of a set (a rule's own fix is the root cause's when it is), or its rule's
+        # fix needs a value the log does not show (the maximum length config.json gives, while vLLM's
+        # message names it): the pattern's change comes first, and the sets are checked on its launch.
         patched = _pattern_fix(finding, config, library, version)
         if patched is not None:
             result = audit(patched, library.sets, version, finding.rule, raised_message=finding.error.message)

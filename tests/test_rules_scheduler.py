@@ -89,7 +89,8 @@ CASES: list[tuple[str, str, str, str, tuple[str, ...]]] = [
         "--prefill-schedule-interval 2",
         ("0.33.0",),
     ),
-    ("watermark-not-negative", "--watermark -0.1", "-watermark", "--watermark 0", ("0.33.0",)),
+    # `--watermark -0.1` never reaches the rule: vLLM's parser takes -0.1 for an option (IndexError, real 0.33.0)
+    ("watermark-not-negative", "--watermark=-0.1", "-watermark", "--watermark 0", ("0.33.0",)),
     ("watermark-below-1", "--watermark 1", "-watermark", "--watermark 0.99", ("0.33.0",)),
     (
         "gpu-memory-utilization-at-most-1",
@@ -106,13 +107,6 @@ CASES: list[tuple[str, str, str, str, tuple[str, ...]]] = [
         ("0.33.0",),
     ),
     ("block-size-positive", "--block-size 0", "-block-size", "--block-size 32", ("0.27.0", "0.33.0")),
-    (
-        "sse-keep-alive-not-negative",
-        "--sse-keep-alive-interval -1",
-        "--sse-keep-alive-interval 0",
-        "--sse-keep-alive-interval 15",
-        ("0.29.0", "0.33.0"),
-    ),
 ]
 
 

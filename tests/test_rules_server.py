@@ -127,53 +127,7 @@ def test_headless_refuses_hybrid_load_balancing(model: Path) -> None:
 # ---------------------------------------------------------------------------------------- load balancing
 
 
-def test_one_load_balancing_mode(model: Path) -> None:
-    report = check(f"vllm serve {model} --data-parallel-external-lb --data-parallel-hybrid-lb")
-    assert unmet(report) == ["one-lb-mode"]
-    assert "--data-parallel-hybrid-lb" not in (report.audit.after or "x")
-    recheck(report)
-    # --data-parallel-start-rank alone is hybrid, with --data-parallel-rank it is two modes
-    assert status(check(f"vllm serve {model} --data-parallel-start-rank 0"), "one-lb-mode") == "met"
-    both = check(f"vllm serve {model} --data-parallel-start-rank 0 --data-parallel-rank 1")
-    assert status(both, "one-lb-mode") == "unmet"
-
-
-MULTI = "--data-parallel-multi-port-external-lb --data-parallel-size 4 --data-parallel-size-local 2"
-
-
-@pytest.mark.parametrize(
-    ("flags", "rule"),
-    [
-        (f"{MULTI} --grpc", "multi-port-no-grpc"),
-        (f"{MULTI} --uds ./x.sock", "multi-port-no-uds"),
-        (f"{MULTI} --ssl-keyfile k.pem", "multi-port-ssl-pair"),
-        (f"{MULTI} --api-server-count 2", "multi-port-one-api-server"),
-        (f"{MULTI} --data-parallel-rank 0", "multi-port-no-rank"),
-        ("--data-parallel-multi-port-external-lb --data-parallel-size 1", "multi-port-dp-size"),
-        ("--data-parallel-multi-port-external-lb --data-parallel-size 4", "multi-port-local-size"),
-        (
-            "--data-parallel-multi-port-external-lb --data-parallel-size 4 --data-parallel-size-local 8",
-            "multi-port-local-within-size",
-        ),
-        (
-            "--data-parallel-multi-port-external-lb --data-parallel-size 4 --data-parallel-size-local 3",
-            "multi-port-local-divides-size",
-        ),
-    ],
-)
-def test_multi_port_external_load_balancing(model: Path, flags: str, rule: str) -> None:
-    report = check(f"vllm serve {model} {flags}")
-    assert rule in unmet(report)
-    recheck(report)
-
-
-def test_multi_port_near_misses(model: Path) -> None:
-    assert check(f"vllm serve {model} {MULTI}").ok
-    assert check(f"vllm serve {model} {MULTI} --ssl-keyfile k.pem --ssl-certfile c.pem --api-server-count 1").ok
-    report = check(
-        f"vllm serve {model} --data-parallel-multi-port-external-lb --data-parallel-size 4 --data-parallel-size-local 3"
-    )
-    assert "--data-parallel-size-local 2" in (report.audit.after or "")
+# (load-balancing modes and the multi-port external load balancer: test_rules_parallelism.py)
 
 
 # ---------------------------------------------------------------------------------------- server options

@@ -138,14 +138,12 @@ def test_find_python_without_vllm_on_path(tmp_path: Path) -> None:
 
 def test_each_fix_is_validated_again_until_vllm_accepts(probe: Probe) -> None:
     result = validate_loop(probe, words("vllm serve m --max-model-len 4096 --gpu-memory-utilization 1.5"), "0.33.0")
-    assert [r.rule for r in result.rounds] == [
-        "memory.max-model-len-exceeds-derived",  # what the first restart would have shown
-        "config.gpu-memory-utilization-field",  # and the second
-        None,
-    ]
-    assert [r.ok for r in result.rounds] == [False, False, True]
+    # What the first restart would have shown; its fix also meets the rule the second restart would have
+    # shown (check's scheduler set bounds --gpu-memory-utilization), so one round fixes both.
+    assert [r.rule for r in result.rounds] == ["memory.max-model-len-exceeds-derived", None]
+    assert [r.ok for r in result.rounds] == [False, True]
     assert result.accepted and not result.accepted_original
-    assert result.command == "vllm serve m --max-model-len 2048 --gpu-memory-utilization 0.9"
+    assert result.command == "vllm serve m --max-model-len 2048"
     assert result.rounds[0].fixed_command == result.rounds[1].command
     assert result.rounds[0].fix_from == "finding"
 
@@ -170,11 +168,12 @@ def test_the_loop_stops_after_max_rounds(probe: Probe) -> None:
 
 
 def test_the_loop_stops_when_the_fix_changes_nothing(probe: Probe) -> None:
-    # This vLLM refuses 0.9 too, in the words it uses for 1.5: the library's fix gives 0.9 again.
+    # This vLLM refuses its own default too, in the words it uses for 1.5: the library's fix (drop the
+    # flag for the default) gives the same command again.
     result = validate_loop(probe, words("FAKE_VLLM_GPU_LIMIT=0.5 vllm serve m --gpu-memory-utilization 1.5"), "0.33.0")
     assert [r.command for r in result.rounds] == [
         "FAKE_VLLM_GPU_LIMIT=0.5 vllm serve m --gpu-memory-utilization 1.5",
-        "FAKE_VLLM_GPU_LIMIT=0.5 vllm serve m --gpu-memory-utilization 0.9",
+        "FAKE_VLLM_GPU_LIMIT=0.5 vllm serve m",
     ]
     assert not result.accepted
     assert result.stopped == "the library's fix does not change the command"
@@ -184,7 +183,7 @@ def test_a_fix_keeps_an_abbreviated_option_vllm_takes(probe: Probe) -> None:
     # vLLM's parser takes the unique prefix --max-num-seq (argparse's allow_abbrev); so does logdoctor's
     # (issue 15 part 2: it once dropped it from the fix, saying so), and the fix keeps it as written.
     result = validate_loop(probe, words("vllm serve m --max-num-seq 8 --gpu-memory-utilization 1.5"), "0.33.0")
-    assert result.rounds[0].fixed_command == "vllm serve m --max-num-seq 8 --gpu-memory-utilization 0.9"
+    assert result.rounds[0].fixed_command == "vllm serve m --max-num-seq 8"
     assert result.rounds[0].dropped == []
 
 
@@ -195,11 +194,10 @@ AGREEMENT = [
     ("vllm serve m --use-replayssm --mamba-backend cutlass", "NemotronHForCausalLM", True),
     # agree: check's parser and vLLM's refuse the same unknown option.
     ("vllm serve m --no-such-flag", None, True),
-    # differ: vLLM's parser takes the prefix --gpu-memory-util and refuses the value at config
-    # construction; check's parser takes the prefix too (issue 15 part 2), but no rule of check's
-    # bounds gpu_memory_utilization yet.
-    ("vllm serve m --gpu-memory-util 1.5", None, False),
-    # differ: the model's context length is a model fact check has no rule for without config.json.
+    # agree (moved, issue 15 part 3): vLLM's parser takes the prefix --gpu-memory-util and refuses the
+    # value at config construction; check's parser takes the prefix too, and its scheduler set bounds it.
+    ("vllm serve m --gpu-memory-util 1.5", None, True),
+    # differ: the model's context length is a model fact; without its config.json, check's rule is unknown.
     ("vllm serve m --max-model-len 4096", None, False),
     # agree (moved, issue 14 part 2): check's parser types values as vLLM's does.
     ("vllm serve m --tensor-parallel-size abc", None, True),
@@ -346,4 +344,4 @@ def test_real_vllm_chain_fixes_gpu_memory_utilization(real_probe: Probe, model_d
     result = validate_loop(real_probe, ["vllm", "serve", str(model_dir), "--gpu-memory-util", "1.5"], "0.33.0")
     first = result.rounds[0]
     assert (first.stage, first.rule) == ("config", "config.gpu-memory-utilization-field")
-    assert result.accepted and result.command is not None and "--gpu-memory-utilization 0.9" in result.command
+    assert result.accepted and result.command is not None and "--gpu-memory-util" not in result.command

@@ -338,6 +338,7 @@ class FixPlan:
     # What the corrected command gives up or leaves open: flags it drops, values it could not compute,
     # rules it leaves unknown (with what would reveal them).
     caveats: list[str] = field(default_factory=list)
+    uncomputed: set[str] = field(default_factory=set)  # rules whose fix needs a value nobody revealed
 
 
 def plan_fix(cset: ConstraintSet, config: LaunchConfig, broken: frozenset[str] = frozenset()) -> FixPlan:
@@ -350,6 +351,7 @@ def plan_fix(cset: ConstraintSet, config: LaunchConfig, broken: frozenset[str] =
     fixed = config.copy_deep()
     applied: list[tuple[Rule, FixOption]] = []
     caveats: list[str] = []
+    uncomputed: set[str] = set()
     outcomes = check_set(cset, fixed)
     for round_number in range(MAX_FIX_ROUNDS):
         unmet = [o for o in outcomes if o.status == "unmet" or (round_number == 0 and o.rule.id in broken)]
@@ -364,7 +366,10 @@ def plan_fix(cset: ConstraintSet, config: LaunchConfig, broken: frozenset[str] =
                 continue
             context = derive(cset, fixed)
             option = choose_fix(outcome.rule, context)
-            caveats += apply_fix(option, fixed, context, outcome.rule, cset)
+            said = apply_fix(option, fixed, context, outcome.rule, cset)
+            if any(c.startswith(f"`{outcome.rule.id}`: not fixed") for c in said):
+                uncomputed.add(outcome.rule.id)
+            caveats += said
             applied.append((outcome.rule, option))
         outcomes = check_set(cset, fixed)
     if applied and active(cset, fixed) is not False:  # a fix that turned the feature off leaves no rule of it
@@ -375,7 +380,7 @@ def plan_fix(cset: ConstraintSet, config: LaunchConfig, broken: frozenset[str] =
             for o in outcomes
             if o.status == "unknown" and o.rule.id not in fixed_rules and _branch_applies(o.rule, context)
         ]
-    return FixPlan(fixed, applied, outcomes, list(dict.fromkeys(caveats)))
+    return FixPlan(fixed, applied, outcomes, list(dict.fromkeys(caveats)), uncomputed)
 
 
 def _status(cset: ConstraintSet, config: LaunchConfig, rule_id: str) -> str:
