@@ -288,3 +288,10 @@ def test_a_divisibility_by_one_holds_whatever_the_count() -> None:
     divides = Condition(field="mamba_num_heads", op="multiple_of", value_from="tensor_parallel_size")
     assert evaluate(divides, launch(tensor_parallel_size=1)) is True
     assert evaluate(divides, launch(tensor_parallel_size=2)) is None
+
+
+def test_a_condition_compares_with_another_fields_text_as_it_is() -> None:
+    # `value_from` without an offset: the checkpoint's quant_method against --quantization, as strings.
+    same = Condition(field="quantization", op="eq", value_from="checkpoint_quantization")
+    assert evaluate(same, launch(quantization="gptq", checkpoint_quantization="gptq")) is True
+    assert evaluate(same, launch(quantization="awq", checkpoint_quantization="gptq")) is False

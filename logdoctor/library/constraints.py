@@ -86,7 +86,9 @@ def evaluate(condition: Condition, config: LaunchConfig) -> Truth:
         base = lookup(config, condition.value_from)
         if base is _MISSING:
             return None
-        expected = None if base is None else base + condition.offset
+        # `value_from` alone compares with the other field's value as it is (a string: the checkpoint's
+        # quant_method); an `offset` is arithmetic on a number.
+        expected = None if base is None else (base + condition.offset if condition.offset else base)
     actual = lookup(config, condition.field)
     if actual is _MISSING:
         return trivially(condition.op, expected)
