@@ -249,6 +249,13 @@ def apply_fix(
     caveats: list[str] = []
     dropped = [n for n in option.unset if n in config.given or (n.startswith("env.") and config.get(n) is not None)]
     for name in option.unset:
+        head, _, key = name.partition(".")
+        if key and head != "env":
+            # A key of a JSON option (`speculative_config.tensor_parallel_size`): the option without it.
+            current = config.value(head)
+            if isinstance(current, dict) and key in current:
+                config.set(head, {k: v for k, v in current.items() if k != key}, origin, given=True)
+            continue
         config.unset(name)
     for name, spec in option.set.items():
         value = resolve_value(spec, context)
