@@ -162,7 +162,10 @@ class Classes:
                 out.append(base.attr)
         return out
 
-def act_dtypes(classes: Classes, class_name: str, near: Path | None = None, seen: frozenset[str] = frozenset()) -> list[str] | None:
+
+def act_dtypes(
+    classes: Classes, class_name: str, near: Path | None = None, seen: frozenset[str] = frozenset()
+) -> list[str] | None:
     found = classes.find(class_name, near)
     if not found or class_name in seen:
         return None
@@ -190,7 +193,13 @@ def quantization_lists(vllm: Path) -> dict[str, list[str]]:
     deprecated = [e.value for e in assigned(init, "DEPRECATED_QUANTIZATION_METHODS").elts]  # type: ignore[attr-defined]
     mapping = assigned(init, "method_to_config")
     assert isinstance(mapping, ast.Dict)
-    to_class = {k.value: v.id for k, v in zip(mapping.keys, mapping.values, strict=True) if isinstance(k, ast.Constant) and isinstance(v, ast.Name)}  # type: ignore[union-attr]
+    # method -> its config class (None: chosen at run time, e.g. per platform); a method the dict does not
+    # name is an online shorthand, registered with OnlineQuantizationConfig
+    to_class = {
+        k.value: (v.id if isinstance(v, ast.Name) else None)
+        for k, v in zip(mapping.keys, mapping.values, strict=True)
+        if isinstance(k, ast.Constant)
+    }  # type: ignore[union-attr]
     classes = Classes(qdir, vllm / "models") if (vllm / "models").is_dir() else Classes(qdir)
     fallback = "OnlineQuantizationConfig" if "OnlineQuantizationConfig" in classes.defs else None
     lists: dict[str, list[str]] = {"quantization_methods": methods, "deprecated_quantization_methods": deprecated}
@@ -277,7 +286,11 @@ def lora_lists(vllm: Path) -> dict[str, list[str]]:
 
     def own(path: Path, node: ast.ClassDef, seen: frozenset[tuple[Path, str]]) -> bool | None:
         for item in node.body:  # `supports_lora = True | False` set on the class itself
-            target = item.targets[0] if isinstance(item, ast.Assign) and len(item.targets) == 1 else getattr(item, "target", None)
+            target = (
+                item.targets[0]
+                if isinstance(item, ast.Assign) and len(item.targets) == 1
+                else getattr(item, "target", None)
+            )
             value = getattr(item, "value", None)
             if getattr(target, "id", None) == "supports_lora" and isinstance(value, ast.Constant):
                 return bool(value.value)
@@ -330,7 +343,9 @@ def rewrite(path: Path, block: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("sources", nargs="+", help="VERSION=PATH of an unpacked release's vllm/ folder, e.g. 0.33=/tmp/w033/vllm")
+    parser.add_argument(
+        "sources", nargs="+", help="VERSION=PATH of an unpacked release's vllm/ folder, e.g. 0.33=/tmp/w033/vllm"
+    )
     parser.add_argument("--check", action="store_true", help="only say whether the rule files are up to date")
     args = parser.parse_args(argv)
     releases = [(s.split("=", 1)[0], Path(s.split("=", 1)[1])) for s in args.sources]
