@@ -28,7 +28,8 @@ def _audit(sets: list[ConstraintSet], *flags: str, architecture: str = "Nemotron
 
 def test_every_broken_rule_is_reported_and_one_command_fixes_them_all(sets: list[ConstraintSet]) -> None:
     result = _audit(sets, "--use-replayssm", "--speculative-config", SPEC)
-    assert result.sets == ["ReplaySSM (--use-replayssm), vLLM >=0.33"]
+    # (the launch's speculative decoding has its own set, whose rules it meets)
+    assert result.sets == ["ReplaySSM (--use-replayssm), vLLM >=0.33", "Speculative decoding (--speculative-config), vLLM >=0.33"]
     assert sorted(r.id for r in result.unmet) == ["spec-decode-needs-flashinfer", "spec-decode-no-prefix-caching"]
     assert all(r.fix for r in result.unmet)
     assert result.before == f"vllm serve nvidia/Nemotron-H-8B --use-replayssm --speculative-config '{SPEC}'"
