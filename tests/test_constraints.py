@@ -140,8 +140,7 @@ def test_unknown_values_say_what_would_reveal_them() -> None:
 
 def test_a_launch_without_the_feature_has_no_rules() -> None:
     report = check(f"vllm serve {NEMOTRON} --mamba-backend cpu", {}, "replayssm-0.33")
-    # (other families' sets may list rules they cannot decide without the model's config.json)
-    assert not [r for r in report.audit.results if r.set.startswith("ReplaySSM")] and report.ok
+    assert report.audit.results == [] and report.ok
 
 
 def test_vllm_resolves_the_cache_mode_before_validating() -> None:
