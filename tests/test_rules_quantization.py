@@ -78,13 +78,17 @@ def test_a_checkpoint_without_quantization_config_has_nothing_to_match(tmp_path:
 
 
 def test_deprecated_methods_need_the_flag(tmp_path: Path) -> None:
+    # an unquantized checkpoint: the deprecated method would need its own checkpoint format (real vLLM,
+    # given --allow-deprecated-quantization, then fails building FBGEMMFp8Config), so the fix is online fp8
     model = model_dir(tmp_path / "m")
-    after = assert_broken_and_fixed(
-        SETS, f"vllm serve {model} --quantization fbgemm_fp8", "not-deprecated", "--allow-deprecated-quantization"
-    )
-    assert "--quantization fbgemm_fp8" in after
+    command = f"vllm serve {model} --quantization fbgemm_fp8"
+    after = assert_broken_and_fixed(SETS, command, "not-deprecated", "--quantization fp8")
+    assert "fbgemm_fp8" not in after
     allowed = check(SETS, f"vllm serve {model} --quantization fbgemm_fp8 --allow-deprecated-quantization")
     assert status(allowed, "not-deprecated") == "met"
+    # a checkpoint of the deprecated method: the flag
+    fbgemm = model_dir(tmp_path / "f", quantization_config={"quant_method": "fbgemm_fp8"})
+    assert_broken_and_fixed(SETS, f"vllm serve {fbgemm}", "not-deprecated", "--allow-deprecated-quantization")
 
 
 @pytest.mark.parametrize(
