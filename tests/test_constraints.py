@@ -319,3 +319,21 @@ def test_a_json_options_object_with_only_or_without_some_keys() -> None:
         "levle": 1,
     }
     assert resolve_value({"from": "kv_transfer_config", "only": []}, launch(kv_transfer_config="X()")) is not None
+
+
+def test_a_condition_compares_with_another_fields_text_as_it_is() -> None:
+    # `value_from` without an offset: the checkpoint's quant_method against --quantization, as strings.
+    same = Condition(field="quantization", op="eq", value_from="checkpoint_quantization")
+    assert evaluate(same, launch(quantization="gptq", checkpoint_quantization="gptq")) is True
+    assert evaluate(same, launch(quantization="awq", checkpoint_quantization="gptq")) is False
+
+
+def test_a_fix_can_drop_one_key_of_a_json_option() -> None:
+    config = launch(speculative_config={"model": "draft", "tensor_parallel_size": 2})
+    option = FixOption(
+        says="rename the key",
+        set={"speculative_config.draft_tensor_parallel_size": {"from": "speculative_config.tensor_parallel_size"}},
+        unset=["speculative_config.tensor_parallel_size"],
+    )
+    apply_fix(option, config, config.copy_deep())
+    assert config.value("speculative_config") == {"model": "draft", "draft_tensor_parallel_size": 2}

@@ -106,7 +106,8 @@ def evaluate(condition: Condition, config: LaunchConfig) -> Truth:
         base = lookup(config, condition.value_from)
         if base is _MISSING:
             return None
-        # (an offset only on a number: `value_from` a text field compares with the text itself)
+        # `value_from` alone compares with the other field's value as it is (a string: the checkpoint's
+        # quant_method); an `offset` is arithmetic on a number.
         expected = None if base is None else (base + condition.offset if condition.offset else base)
     actual = lookup(config, condition.field)
     if actual is _MISSING:
@@ -298,6 +299,13 @@ def apply_fix(
     caveats: list[str] = []
     dropped = [n for n in option.unset if n in config.given or (n.startswith("env.") and config.get(n) is not None)]
     for name in option.unset:
+        head, _, key = name.partition(".")
+        if key and head != "env":
+            # A key of a JSON option (`speculative_config.tensor_parallel_size`): the option without it.
+            current = config.value(head)
+            if isinstance(current, dict) and key in current:
+                config.set(head, {k: v for k, v in current.items() if k != key}, origin, given=True)
+            continue
         config.unset(name)
     for name, spec in option.set.items():
         value = resolve_value(spec, context)
