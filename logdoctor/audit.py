@@ -50,12 +50,14 @@ class Audit:
         return [r for r in self.results if r.status == "unmet"]
 
 
-def fill_defaults(config: LaunchConfig, version: str | None, why: str) -> None:
+def fill_defaults(config: LaunchConfig, version: str | None, why: str, skip: frozenset[str] = frozenset()) -> None:
     """Arguments nobody set are at vLLM's default for the running version (from its own parser): every
     argument, so a rule on any of them reads "left at default" rather than "unknown", with no list of
-    the arguments rules read to keep in step with the rules."""
+    the arguments rules read to keep in step with the rules. `skip`: arguments a launch has no default
+    for where it is read (a `vllm serve` command without MODEL is refused: it serves no default model)."""
     for dest, setting in _defaults(version, why):
-        config.use_default(dest, setting)
+        if dest not in skip:
+            config.use_default(dest, setting)
 
 
 @lru_cache(maxsize=64)

@@ -99,7 +99,9 @@ def read_launch(
             members = group.members(here)
             where = "environment: " + (", ".join(members) if members else "none set")
             config.set(group.field, members, Origin(kind="command", where=where))
-    fill_defaults(config, version, "not on the command line")
+    # `vllm serve` without MODEL is refused by vLLM itself (the parser problem says so): no rule may read
+    # EngineArgs' default model, nor a corrected command name it.
+    fill_defaults(config, version, "not on the command line", skip=frozenset({"model"}))
     add_model_facts(config, [f for cset in sets for f in cset.fact], architecture, environ)
     return parsed
 
