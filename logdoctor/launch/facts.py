@@ -22,7 +22,6 @@ from logdoctor.launch.config import LaunchConfig, Origin
 from logdoctor.library.rules import Fact
 
 _MISSING = object()
-_REPO_ID = re.compile(r"^[\w.-]+/[\w.-]+$")
 _HUB_ID = re.compile(r"^[\w.-]+(?:/[\w.-]+)?$")  # `gpt2` is a repo id too
 
 
@@ -48,26 +47,12 @@ def hub_cache(environ: Mapping[str, str]) -> Path:
 
 
 def find_config_json(model: str, environ: Mapping[str, str], revision: str | None = None) -> Path | None:
-    """The config.json vLLM would read for MODEL: the folder's, or the cached snapshot of a repo id
-    (the revision's, else `main`'s, else the only snapshot there is)."""
-    folder = Path(model).expanduser()
-    if folder.is_dir():
-        found = folder / "config.json"
-        return found if found.is_file() else None
-    if not _REPO_ID.match(model):
+    """The config.json vLLM would read for MODEL: in its folder (model_folder), when there is one."""
+    folder = model_folder(model, environ, revision)
+    if not isinstance(folder, Path):
         return None
-    repo = hub_cache(environ) / ("models--" + model.replace("/", "--"))
-    snapshots = repo / "snapshots"
-    for ref in (revision, "main"):
-        if ref is None:
-            continue
-        ref_file = repo / "refs" / ref
-        commit = ref_file.read_text("utf-8").strip() if ref_file.is_file() else ref
-        candidate = snapshots / commit / "config.json"
-        if candidate.is_file():
-            return candidate
-    found_all = sorted(snapshots.glob("*/config.json")) if snapshots.is_dir() else []
-    return found_all[0] if len(found_all) == 1 else None
+    found = folder / "config.json"
+    return found if found.is_file() else None
 
 
 def model_folder(model: str, environ: Mapping[str, str], revision: str | None = None) -> Path | None | bool:
