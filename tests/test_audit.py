@@ -29,11 +29,13 @@ def _audit(sets: list[ConstraintSet], *flags: str, architecture: str = "Nemotron
 def test_every_broken_rule_is_reported_and_one_command_fixes_them_all(sets: list[ConstraintSet]) -> None:
     result = _audit(sets, "--use-replayssm", "--speculative-config", SPEC)
     # `check` reads the launch where the server runs, so the sets of the environment and the model
-    # folder apply to every launch it reads (they stay out of a log's audit); the launch's speculative
+    # folder, and the config classes' field ranges, apply to every launch it reads (a log's audit lists
+    # them only where the launch breaks them); the launch's speculative
     # decoding has its own set, whose rules it meets
     assert result.sets == [
         "Environment variables (VLLM_*), vLLM >=0.33",
         "The model folder (MODEL, config.json, architecture), vLLM >=0.33",
+        "Field ranges of vLLM's config classes, vLLM >=0.33",
         "ReplaySSM (--use-replayssm), vLLM >=0.33",
         "Speculative decoding (--speculative-config), vLLM >=0.33",
     ]
