@@ -4,6 +4,7 @@ against every constraint set that applies, before anything is launched."""
 from __future__ import annotations
 
 import os
+import re
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -131,6 +132,7 @@ def run_check(
     note = outside_note(version)
     if note is not None:
         result.caveats.append(note + _unvouched(config, version))
+        result.caveats.append(rules_note(version, sets))
     if parsed.renames or parsed.unknown:
         # Options vLLM would refuse: the nearest real one when there is exactly one, else left out (said).
         fixed_tokens = correct_options(tokens, parsed.renames, parsed.unknown)
@@ -146,6 +148,28 @@ def run_check(
         ]
         result.caveats += [c for c in corrected.caveats if c not in result.caveats]
     return report
+
+
+def rules_note(version: str, sets: list[ConstraintSet]) -> str:
+    """Which rules checked a version outside the releases logdoctor's sets were verified against: the
+    newest release's (the sets open to newer ones), or none."""
+    from logdoctor.library.constraints import sets_for
+
+    used = sets_for(sets, version)
+    if not used:
+        return (
+            f"no rule set of logdoctor covers vLLM {version}: no rule was checked (they start at {newest_floor(sets)})"
+        )
+    ranges = sorted({s.versions for s in used})
+    return f"vLLM {version} was checked with the rules verified for vLLM {', '.join(ranges)}"
+
+
+def newest_floor(sets: list[ConstraintSet]) -> str:
+    """The oldest release any set covers, as its range starts (`0.27`)."""
+    floors = sorted(
+        {m.group(1) for s in sets if (m := re.match(r">=([\d.]+)", s.versions))}, key=lambda v: parse_version(v) or ()
+    )
+    return floors[0] if floors else "?"
 
 
 def carried_versions() -> str:

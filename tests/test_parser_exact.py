@@ -276,3 +276,15 @@ def test_check_reports_a_value_vllms_parser_refuses() -> None:
     assert proc.returncode == 1
     problems = json.loads(proc.stdout)["problems"]
     assert problems == ["argument --max-cpu-loras: Value abc cannot be converted to <class 'int'>."]
+
+
+def test_a_version_outside_the_sets_says_which_rules_checked_it() -> None:
+    from logdoctor.check import run_check
+
+    old = run_check(["vllm", "serve", "m", "--use-replayssm"], version="0.20", environ={}, machine=None)
+    assert any("no rule set of logdoctor covers vLLM 0.20" in c for c in old.audit.caveats)
+    new = run_check(["vllm", "serve", "m", "-tp", "3"], version="0.40", environ={}, machine=None)
+    assert any(
+        "vLLM 0.40 was checked with the rules verified for vLLM" in c and ">=0.33" in c for c in new.audit.caveats
+    )
+    assert not any("was checked with" in c for c in run_check(["vllm", "serve", "m"], environ={}).audit.caveats)
