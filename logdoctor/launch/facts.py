@@ -46,9 +46,8 @@ def hub_cache(environ: Mapping[str, str]) -> Path:
     return Path(home).expanduser() / "hub"
 
 
-def find_config_json(model: str, environ: Mapping[str, str], revision: str | None = None) -> Path | None:
-    """The config.json vLLM would read for MODEL: in its folder (model_folder), when there is one."""
-    folder = model_folder(model, environ, revision)
+def config_json_of(folder: Path | None | bool) -> Path | None:
+    """The config.json vLLM would read in MODEL's folder (model_folder), when there is one."""
     if not isinstance(folder, Path):
         return None
     found = folder / "config.json"
@@ -151,12 +150,11 @@ def add_model_facts(
         if fact.exists_of is not None:
             _path_fact(config, fact)
     revision = config.value("revision")
-    probes = [f for f in wanted.values() if f.probe is not None]
-    if probes:
-        folder = model_folder(model, environ, revision if isinstance(revision, str) else None)
-        for fact in probes:
+    folder = model_folder(model, environ, revision if isinstance(revision, str) else None)  # resolved once
+    for fact in wanted.values():
+        if fact.probe is not None:
             _probe(config, fact, folder)
-    path = find_config_json(model, environ, revision if isinstance(revision, str) else None)
+    path = config_json_of(folder)
     for fact in wanted.values():
         if fact.valid_json or fact.has_token is not None:
             _file_fact(config, fact, path.parent if path is not None else None)
