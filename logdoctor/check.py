@@ -93,10 +93,10 @@ def read_launch(
             value = environ.get(name)
             where = f"environment: {name}={value}" if value is not None else f"environment: {name} not set"
             config.set(f"env.{name}", value, Origin(kind="command", where=where))
+    # The command's own VAR=value words count as the environment, as they do for one variable.
+    here = dict(environ) | {n: s.value for n, s in config.env.items() if isinstance(s.value, str)}
     for group in {g.field: g for cset in sets for g in cset.env_group}.values():
         if config.get(group.field) is None:
-            # The command's own VAR=value words count as the environment, as they do for one variable.
-            here = dict(environ) | {n: s.value for n, s in config.env.items() if isinstance(s.value, str)}
             members = group.members(here)
             where = "environment: " + (", ".join(members) if members else "none set")
             config.set(group.field, members, Origin(kind="command", where=where))
@@ -158,13 +158,13 @@ def rules_note(version: str, sets: list[ConstraintSet]) -> str:
     used = sets_for(sets, version)
     if not used:
         return (
-            f"no rule set of logdoctor covers vLLM {version}: no rule was checked (they start at {newest_floor(sets)})"
+            f"no rule set of logdoctor covers vLLM {version}: no rule was checked (they start at {oldest_floor(sets)})"
         )
     ranges = sorted({s.versions for s in used})
     return f"vLLM {version} was checked with the rules verified for vLLM {', '.join(ranges)}"
 
 
-def newest_floor(sets: list[ConstraintSet]) -> str:
+def oldest_floor(sets: list[ConstraintSet]) -> str:
     """The oldest release any set covers, as its range starts (`0.27`)."""
     floors = sorted(
         {m.group(1) for s in sets if (m := re.match(r">=([\d.]+)", s.versions))}, key=lambda v: parse_version(v) or ()
