@@ -3,12 +3,13 @@
 
 The lists these rule files name (`"@quantization_methods_0_33"`) are read from each release's own source,
 never typed: the quantization method names and the deprecated ones
-(model_executor/layers/quantization/__init__.py), the activation dtypes each method supports (each
-method's QuantizationConfig.get_supported_act_dtypes), the model types refused in float16
-(config/model.py _FLOAT16_NOT_SUPPORTED_MODELS), the KV cache dtypes (config/cache.py CacheDType), the
-speculative methods (config/speculative.py SpeculativeMethod and MTPModelTypes), and, from the model
-registry (model_executor/models/registry.py), the architectures whose class implements SupportsLoRA and
-the multimodal ones. Everything is read with `ast` from the unpacked wheel, so no release is imported.
+(model_executor/layers/quantization/__init__.py), the activation dtypes each method supports (each method's
+QuantizationConfig.get_supported_act_dtypes), the config files a method reads from the model folder
+(get_config_filenames) and the online shorthands that need none (config/quantization.py), the model types
+refused in float16 (config/model.py _FLOAT16_NOT_SUPPORTED_MODELS), the KV cache dtypes (config/cache.py
+CacheDType), the speculative methods (config/speculative.py SpeculativeMethod and MTPModelTypes), and, from
+the model registry (model_executor/models/registry.py), the architectures whose class implements SupportsLoRA
+and the multimodal ones. Everything is read with `ast` from the unpacked wheel, so no release is imported.
 
     pip download --no-deps vllm==0.28.0 -d /tmp/w028 && (cd /tmp/w028 && unzip -q *.whl 'vllm/*')
     python bench/rules_source.py 0.28=/tmp/w028/vllm 0.33=/work/vllm033/lib/python3.11/site-packages/vllm ...
@@ -163,27 +164,68 @@ class Classes:
         return out
 
 
-def act_dtypes(
-    classes: Classes, class_name: str, near: Path | None = None, seen: frozenset[str] = frozenset()
-) -> list[str] | None:
+def inherited(
+    classes: Classes, class_name: str, method: str, near: Path | None = None, seen: frozenset[str] = frozenset()
+) -> ast.FunctionDef | None:
+    """The `method` a class runs: its own, else the first base's that defines it (None: not in the tree)."""
     found = classes.find(class_name, near)
     if not found or class_name in seen:
         return None
     path, node = found[0]
     for item in node.body:
-        if isinstance(item, ast.FunctionDef) and item.name == "get_supported_act_dtypes":
-            returns = [n.value for n in ast.walk(item) if isinstance(n, ast.Return) and n.value is not None]
-            dtypes: list[str] = []
-            for value in returns:
-                for elt in getattr(value, "elts", []):
-                    if isinstance(elt, ast.Attribute) and elt.attr in DTYPES:
-                        dtypes.append(DTYPES[elt.attr])
-            return list(dict.fromkeys(dtypes)) or None
+        if isinstance(item, ast.FunctionDef) and item.name == method:
+            return item
     for base in classes.bases(path, node):
-        got = act_dtypes(classes, base, path, seen | {class_name})
+        got = inherited(classes, base, method, path, seen | {class_name})
         if got is not None:
             return got
     return None
+
+
+def returned_lists(function: ast.FunctionDef) -> list[list[ast.expr]] | None:
+    """The elements of each list or tuple the function returns (None: it returns something else)."""
+    returns = [n.value for n in ast.walk(function) if isinstance(n, ast.Return) and n.value is not None]
+    if not all(isinstance(value, ast.List | ast.Tuple) for value in returns):
+        return None
+    return [value.elts for value in returns]  # type: ignore[attr-defined]
+
+
+def act_dtypes(classes: Classes, class_name: str) -> list[str] | None:
+    function = inherited(classes, class_name, "get_supported_act_dtypes")
+    if function is None:
+        return None
+    dtypes = [
+        DTYPES[elt.attr]
+        for value in ast.walk(function)
+        if isinstance(value, ast.Return) and value.value is not None
+        for elt in getattr(value.value, "elts", [])
+        if isinstance(elt, ast.Attribute) and elt.attr in DTYPES
+    ]
+    return list(dict.fromkeys(dtypes)) or None
+
+
+def config_filenames(classes: Classes, class_name: str) -> list[str] | None:
+    """What the method's get_config_filenames returns: the files get_quant_config looks for in the model
+    folder when the checkpoint's config.json has no quantization_config ([]: none needed)."""
+    function = inherited(classes, class_name, "get_config_filenames")
+    lists = returned_lists(function) if function is not None else None
+    if not lists or len(lists) != 1 or not all(isinstance(e, ast.Constant) for e in lists[0]):
+        return None  # not one plain list: the rules leave the method out
+    return [e.value for e in lists[0]]  # type: ignore[attr-defined]
+
+
+def online_without_file(vllm: Path) -> list[str]:
+    """The online shorthands get_quant_config falls back to when no config file is found (0.30 and
+    later test `model_config.quantization in _ONLINE_SHORTHANDS` there; earlier releases raise)."""
+    loader = parse(vllm / "model_executor" / "model_loader" / "weight_utils.py")
+    for node in ast.walk(loader):
+        if isinstance(node, ast.If) and "len(quant_config_files) == 0" in ast.unparse(node.test):
+            if "_ONLINE_SHORTHANDS" not in ast.unparse(node):
+                return []
+            shorthands = assigned(parse(vllm / "config" / "quantization.py"), "_ONLINE_SHORTHANDS")
+            assert isinstance(shorthands, ast.Dict)
+            return [k.value for k in shorthands.keys if isinstance(k, ast.Constant)]
+    raise ValueError("weight_utils.py: get_quant_config's search for config files is not where it was")
 
 
 def quantization_lists(vllm: Path) -> dict[str, list[str]]:
@@ -211,6 +253,19 @@ def quantization_lists(vllm: Path) -> dict[str, list[str]]:
         # the methods whose get_supported_act_dtypes leaves this dtype out (known only: a method whose
         # dtypes the source does not list plainly is in neither list)
         lists[f"quantization_without_{dtype}"] = [m for m, d in by_method.items() if d is not None and dtype not in d]
+    # The methods that read a config file of their own, grouped by the file names they look for
+    # (`quantization_files_<names>` the names, `quantization_reading_<names>` the methods).
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for method in methods:
+        cls = to_class.get(method, fallback)
+        names = config_filenames(classes, cls) if cls else None
+        if names:
+            groups.setdefault(tuple(names), []).append(method)
+    for names, readers in sorted(groups.items()):
+        slug = "_".join(name.removesuffix(".json") for name in names)
+        lists[f"quantization_files_{slug}"] = list(names)
+        lists[f"quantization_reading_{slug}"] = readers
+    lists["quantization_online_without_file"] = online_without_file(vllm)
     return lists
 
 

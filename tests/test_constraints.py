@@ -9,7 +9,7 @@ import pytest
 
 from logdoctor.check import CheckReport, run_check
 from logdoctor.launch.config import LaunchConfig, Origin, Setting
-from logdoctor.library.constraints import apply_fix, evaluate, plan_fix, resolve_value
+from logdoctor.library.constraints import _MISSING, apply_fix, evaluate, plan_fix, resolve_value
 from logdoctor.library.loader import load_constraint_sets
 from logdoctor.library.rules import Condition, ConstraintSet, FixOption, Rule
 
@@ -337,3 +337,12 @@ def test_a_fix_can_drop_one_key_of_a_json_option() -> None:
     )
     apply_fix(option, config, config.copy_deep())
     assert config.value("speculative_config") == {"model": "draft", "draft_tensor_parallel_size": 2}
+
+
+def test_how_many_names_end_with_one_of_the_suffixes() -> None:
+    # get_quant_config's test: a file counts when its name ends with one of the method's file names
+    config = launch(files=["config.json", "hf_quant_config.json", "quantize_config.json", "tokenizer.json"])
+    assert resolve_value({"from": "files", "count_ending": ["quant_config.json"]}, config) == 1
+    assert resolve_value({"from": "files", "count_ending": ["quantize_config.json", "quant_config.json"]}, config) == 2
+    assert resolve_value({"from": "files", "count_ending": ["quantization_config.json"]}, config) == 0
+    assert resolve_value({"from": "files", "count_ending": ["x.json"]}, launch(files="not a list")) is _MISSING

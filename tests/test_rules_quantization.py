@@ -17,14 +17,20 @@ Real vLLM 0.33.0 (VLLM_TARGET_DEVICE=cpu, tiny folders of fixtures/models/make_m
   llama-tiny --quantization fbgemm_fp8      ('The quantization method %s is deprecated ...', 'fbgemm_fp8')
   llama-tiny --quantization fp_quant        ('The quantization method %s is deprecated ...', 'fp_quant')
   llama-tiny --quantization fp8             accepted (online fp8)
+  llama-tiny --quantization gptq            Cannot find the config file for gptq
+  llama-tiny + quantize_config.json + quant_config.json --quantization awq
+                                            Found multiple config files for awq: [...]
+  llama-tiny --quantization mxfp8           accepted (0.30+: an online shorthand without its file)
 """
 
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
 
 import pytest
 
+from logdoctor.versions import in_range
 from tests.family_helpers import assert_broken_and_fixed, check, family_sets, model_dir, status
 
 SETS = family_sets("quantization-rules.toml")
@@ -143,3 +149,81 @@ def test_unknown_without_the_model_folder() -> None:
 
 def test_an_unquantized_model_without_the_flag_has_no_set(tmp_path: Path) -> None:
     assert check(SETS, f"vllm serve {model_dir(tmp_path / 'm')}").audit.results == []
+
+
+@pytest.mark.parametrize(("method", "files"), [
+    ("gptq", ["quantize_config.json"]),
+    ("gptq_marlin", ["quantize_config.json"]),
+    ("moe_wna16", ["quantize_config.json"]),
+    ("awq", ["quant_config.json"]),
+    ("awq", ["quantize_config.json"]),
+    ("modelopt", ["hf_quant_config.json"]),
+    ("inc", ["quantization_config.json"]),
+])  # fmt: skip
+def test_a_method_finds_its_own_config_file(tmp_path: Path, method: str, files: list[str]) -> None:
+    bare = model_dir(tmp_path / "bare")
+    after = assert_broken_and_fixed(SETS, f"vllm serve {bare} --quantization {method}", "method-config-file-found", None)
+    assert "--quantization" not in after  # not a checkpoint of that method: served as it is
+    with_file = model_dir(tmp_path / "file")
+    for name in files:
+        (with_file / name).write_text("{}")
+    report = check(SETS, f"vllm serve {with_file} --quantization {method}")
+    assert status(report, "method-config-file-found") == "met"
+    assert status(report, "method-config-file-single") == "met"
+
+
+def test_a_quantization_config_in_config_json_needs_no_file(tmp_path: Path) -> None:
+    for key, config in (("quantization_config", GPTQ), ("compression_config", {"quant_method": "gptq"})):
+        model = model_dir(tmp_path / key, **{key: config})
+        assert status(check(SETS, f"vllm serve {model} -q gptq"), "method-config-file-found") == "met"
+    nested = model_dir(tmp_path / "vlm", text_config={"quantization_config": GPTQ})
+    assert status(check(SETS, f"vllm serve {nested} -q gptq"), "method-config-file-found") == "met"
+    # --hf-overrides can name the file instead
+    bare = model_dir(tmp_path / "bare")
+    named = check(SETS, f"""vllm serve {bare} -q gptq --hf-overrides '{{"quantization_config_file": "/q.json"}}'""")
+    assert status(named, "method-config-file-found") == "met"
+
+
+def test_two_files_of_the_method_are_refused(tmp_path: Path) -> None:
+    # vLLM matches names by their ending: hf_quant_config.json counts for AWQ's quant_config.json
+    for extra in ("quantize_config.json", "hf_quant_config.json"):
+        model = model_dir(tmp_path / extra)
+        (model / "quant_config.json").write_text("{}")
+        (model / extra).write_text("{}")
+        report = check(SETS, f"vllm serve {model} --quantization awq")
+        assert status(report, "method-config-file-single") == "unmet"
+        assert report.audit.after is None  # no flag removes a file
+    gptq = model_dir(tmp_path / "g")
+    (gptq / "quantize_config.json").write_text("{}")
+    (gptq / "quant_config.json").write_text("{}")  # not a GPTQ file name
+    assert status(check(SETS, f"vllm serve {gptq} -q gptq"), "method-config-file-single") == "met"
+
+
+def test_online_shorthands_quantize_without_a_file_from_030(tmp_path: Path) -> None:
+    model = model_dir(tmp_path / "m")
+    assert status(check(SETS, f"vllm serve {model} -q mxfp8", "0.33.0"), "method-config-file-found") == "met"
+    assert status(check(SETS, f"vllm serve {model} -q mxfp8", "0.30.0"), "method-config-file-found") == "met"
+    assert status(check(SETS, f"vllm serve {model} -q mxfp8", "0.29.0"), "method-config-file-found") == "unmet"
+    # methods that read no file at all
+    for online in ("fp8", "experts_int8", "compressed-tensors"):
+        report = check(SETS, f"vllm serve {model} -q {online}")
+        assert "method-config-file-found" not in [r.id for r in report.audit.unmet]
+
+
+def test_every_file_group_of_the_source_is_counted() -> None:
+    """bench/rules_source.py writes one `quantization_reading_<files>` list per group of file names a
+    release's get_config_filenames returns: each must be counted by a derivation of the set covering
+    that release, with the same file names, or a method of a new group would go unchecked."""
+    lists = tomllib.loads((Path(__file__).parent.parent / "patterns" / "quantization-rules.toml").read_text())["lists"]
+    for name, methods in lists.items():
+        if not name.startswith("quantization_reading_"):
+            continue
+        group, version = name.removeprefix("quantization_reading_").rsplit("_0_", 1)
+        files = lists[f"quantization_files_{group}_0_{version}"]
+        cset = next(s for s in SETS if in_range(f"0.{version}.0", s.versions))
+        counting = [
+            d for d in cset.derive
+            if d.field == "quantization_config_files" and d.when is not None and set(d.when.value) == set(methods)
+        ]  # fmt: skip
+        assert counting, f"{name}: no derivation of {cset.id} counts {files}"
+        assert all(isinstance(d.value, dict) and d.value["count_ending"] == files for d in counting), name

@@ -276,6 +276,10 @@ probe = "found"
 name = "config_parses"
 probe = "parses"
 
+[[constraint_set.fact]]
+name = "json_names"
+probe = "json_files"
+
 [[constraint_set.rule]]
 id = "known-toy-vars"
 says = "Every TOY_* variable is one the toy reads"
@@ -315,6 +319,10 @@ def test_environment_groups_and_file_probes(tmp_path: Path) -> None:
     command = ["TOY_LEVEL=3", "vllm", "serve", str(model)]
     report = run_check(command, sets=sets, environ={"TOY_PORT": "1"})
     assert statuses(report) == {"known-toy-vars": "met", "int-vars": "met", "config-there": "met"}
+    (model / "tokenizer.json").write_text("{}")
+    (model / "notes.txt").write_text("")
+    report = run_check(["vllm", "serve", str(model)], sets=sets, environ={})
+    assert report.config is not None and report.config.value("json_names") == ["config.json", "tokenizer.json"]
     (model / "config.json").write_text('{"architectures": ["X"],}')
     report = run_check(["vllm", "serve", str(model)], sets=sets, environ={})
     assert report.config is not None and report.config.value("config_parses") is False
@@ -326,7 +334,19 @@ def test_environment_groups_and_file_probes(tmp_path: Path) -> None:
     # a repo id with no snapshot in the cache: not found here; a file (GGUF): unknown
     report = run_check(["vllm", "serve", "org/none"], sets=sets, environ={"HF_HUB_CACHE": str(tmp_path / "hub")})
     assert report.config is not None and report.config.value("config_found") is False
+    assert "json_names" not in report.config.settings  # no folder to list: unknown
     gguf = tmp_path / "model.gguf"
     gguf.write_bytes(b"GGUF")
     report = run_check(["vllm", "serve", str(gguf)], sets=sets, environ={})
     assert statuses(report)["config-there"] == "unknown"
+
+
+def test_a_list_may_name_other_lists_and_not_itself() -> None:
+    text = TOY.replace('toy_archs = [', 'toy_all = ["@toy_archs", "ThirdToyForCausalLM"]\ntoy_archs = [', 1)
+    text = text.replace('value = "@toy_archs"', 'value = "@toy_all"')
+    rule = next(r for r in toy_sets(text)[0].rule if r.id == "custom-all-reduce-off")
+    assert rule.when is not None
+    assert rule.when.value == ["ToyForCausalLM", "OtherToyForCausalLM", "ThirdToyForCausalLM"]
+    looped = text.replace('toy_all = ["@toy_archs"', 'toy_all = ["@toy_all"')
+    with pytest.raises(LibraryError, match="toy_all -> toy_all names itself"):
+        toy_sets(looped)

@@ -80,9 +80,14 @@ def model_folder(model: str, environ: Mapping[str, str], revision: str | None = 
 
 def _probe(config: LaunchConfig, fact: Fact, folder: Path | None | bool) -> None:
     """A `probe` fact: whether the model's folder has the file (`found`), whether it is a JSON object
-    (`parses`: null when the file is not there)."""
+    (`parses`: null when the file is not there), the names of its *.json files (`json_files`)."""
     if folder is None or folder is True:
         return  # MODEL is a file, or several snapshots and no ref to choose: unknown
+    if fact.probe == "json_files":
+        if isinstance(folder, Path):  # no folder at all: vLLM stops before it looks for files
+            names = sorted(p.name for p in folder.glob("*.json"))
+            config.set(fact.name, names, Origin(kind="config_file", where=f"{folder}: {len(names)} JSON file(s)"))
+        return
     path = folder / fact.file if isinstance(folder, Path) else None
     found = path is not None and path.is_file()
     where = str(path) if path is not None else f"{config.value('model')}: no such folder, nor a snapshot in the cache"

@@ -125,7 +125,7 @@ def trivially(op: str, expected: Any) -> Truth:
 
 _VALUE_KEYS = frozenset(
     {"from", "offset", "times", "times_from", "divisor_at_most", "when_unknown", "nearest", "otherwise", "sub"}
-    | {"only", "without"}
+    | {"only", "without", "count_ending", "split", "count", "count_in"}
 )
 
 
@@ -138,7 +138,13 @@ def resolve_value(spec: Any, config: LaunchConfig) -> Any:
     text (the same name spelled with `-` or another case first, then difflib's closest), else `otherwise`;
     `{from = field, sub = [regex, replacement]}` is the field's text with the regex replaced.
     JSON options: `{from = option, only = [keys]}` / `{from = option, without = [keys]}` is the option's
-    object with only the keys listed, or without them."""
+    object with only the keys listed, or without them.
+    Lists of names: `{from = files, count_ending = [suffixes]}` is how many end with one of the suffixes
+    (get_quant_config's test of the model folder's files against a method's config file names).
+    Lists in a text: `{from = "env.X", split = "|"}` is the text's parts (each a number where it is one,
+    as vLLM's int() reads it); with `count = true` how many there are, with `count_in = field` how many
+    are in that field's list (CPU_VISIBLE_MEMORY_NODES against the allowed nodes). `count` also counts a
+    list as it is."""
     if not (isinstance(spec, dict) and "from" in spec and set(spec) <= _VALUE_KEYS):
         return spec
     base = lookup(config, spec["from"])
@@ -153,6 +159,13 @@ def resolve_value(spec: Any, config: LaunchConfig) -> Any:
     if "sub" in spec:
         pattern, replacement = spec["sub"]
         return _regex(str(pattern)).sub(str(replacement), base) if isinstance(base, str) else _MISSING
+    if "split" in spec or "count" in spec or "count_in" in spec:
+        return _parts(spec, base, config)
+    if "count_ending" in spec:
+        if not isinstance(base, list):
+            return _MISSING
+        suffixes = tuple(str(s) for s in spec["count_ending"])
+        return sum(1 for name in base if str(name).endswith(suffixes))
     if "only" in spec or "without" in spec:
         # A JSON option's object with only the keys vLLM knows (`only`), or without some (`without`).
         if not isinstance(base, dict):
@@ -176,6 +189,21 @@ def resolve_value(spec: Any, config: LaunchConfig) -> Any:
         return _MISSING  # arithmetic on a value that is not a number (or unknown): vLLM would reject it elsewhere
     result = base * factor + offset
     return int(result) if isinstance(result, float) and result.is_integer() else result
+
+
+def _parts(spec: dict[str, Any], base: Any, config: LaunchConfig) -> Any:
+    if "split" in spec:
+        if not isinstance(base, str):
+            return _MISSING
+        parts: list[Any] = [int(p) if p.strip().isdigit() else p for p in base.split(str(spec["split"]))]
+    elif isinstance(base, list):
+        parts = base
+    else:
+        return _MISSING
+    if "count_in" in spec:
+        within = lookup(config, spec["count_in"])
+        return sum(1 for p in parts if p in within) if isinstance(within, list) else _MISSING
+    return len(parts) if spec.get("count") else parts
 
 
 def _nearest(value: Any, choices: list[str], otherwise: Any) -> Any:

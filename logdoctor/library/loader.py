@@ -93,11 +93,17 @@ def _list_name(value: object) -> str | None:
     return None
 
 
-def _named(name: str, ref: str, lists: dict[str, list[object]]) -> list[object]:
+def _named(name: str, ref: str, lists: dict[str, list[object]], within: tuple[str, ...] = ()) -> list[object]:
+    """The list `ref` names, with the lists it names in turn spliced in (a union of generated lists)."""
     key = ref[1:]
     if key not in lists:
         raise LibraryError(f"{name}: {ref} names no list of the file's [lists] (it has: {sorted(lists) or 'none'})")
-    return lists[key]
+    if key in within:
+        raise LibraryError(f"{name}: [lists] {' -> '.join((*within, key))} names itself")
+    out: list[object] = []
+    for item in lists[key]:
+        out.extend(_named(name, item, lists, (*within, key)) if isinstance(item, str) and _list_name(item) else [item])
+    return out
 
 
 def load_constraint_sets(extra_dirs: Iterable[str] = ()) -> list[ConstraintSet]:

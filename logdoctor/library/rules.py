@@ -27,7 +27,9 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 # What `check` probes on the machine the server will run on (logdoctor/probe/machine.py).
-MachineFact = Literal["host_resolves", "host_is_local", "port_free", "free_port", "probed_host", "probed_port"]
+MachineFact = Literal[
+    "host_resolves", "host_is_local", "port_free", "free_port", "probed_host", "probed_port", "memory_nodes"
+]  # fmt: skip
 Op = Literal[
     "eq", "ne", "in", "not_in", "is_null", "not_null", "gt", "ge", "lt", "le", "multiple_of", "matches", "not_matches",
     "keys_in", "all_match",
@@ -97,8 +99,10 @@ class Rule:
     patterns: list[str] = dataclasses.field(default_factory=list)  # pattern ids of the rule's errors in a log
     raised_in: str = "API server, at config validation"
     # `arguments` rules are vLLM's argument parser: they read the launch as written, before vLLM
-    # resolves anything (a choice the parser rejects never reaches the resolution).
-    stage: Literal["arguments", "validation"] = "validation"
+    # resolves anything (a choice the parser rejects never reaches the resolution). `engine` rules are
+    # raised after vLLM's config validation accepted the launch (the engine core, the workers): asking
+    # vLLM's validation (`check --with-vllm`) cannot confirm them, so it reports them as check's own.
+    stage: Literal["arguments", "validation", "engine"] = "validation"
     note: str | None = None  # e.g. "vLLM's own hint names the wrong flag"
 
 
@@ -131,12 +135,15 @@ class Fact:
     # Or a fact about the machine the server will run on, which `check` (running there) probes before
     # the audit: `host_resolves`, `host_is_local`, `port_free` (a bind test on --host/--port, closed at
     # once), `free_port` (the first free port after --port), and what was probed (`probed_host`,
-    # `probed_port`: a rule on the port applies while --port is the one probed). Unknown when not probed.
+    # `probed_port`: a rule on the port applies while --port is the one probed), and the NUMA nodes the
+    # process may allocate on (`memory_nodes`, Mems_allowed_list). Unknown when not probed.
     machine: MachineFact | None = None
     # Or: what the model's folder (a local folder, or the repo's snapshot in the Hugging Face cache) says
     # of `file`: `found` (true or false: a repo id with no snapshot in the cache has none), `parses`
-    # (whether it is a JSON object: null when it is not found). Unknown when MODEL is a file (GGUF).
-    probe: Literal["found", "parses"] | None = None
+    # (whether it is a JSON object: null when it is not found), or `json_files`: the names of the
+    # folder's *.json files (get_quant_config looks among them for a method's own config file).
+    # Unknown when MODEL is a file (GGUF).
+    probe: Literal["found", "parses", "json_files"] | None = None
     pick: Literal["first", "min"] = "first"
     reveal: str = "the model's config.json (a local model folder, or the Hugging Face cache)"
 

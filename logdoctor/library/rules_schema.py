@@ -72,7 +72,7 @@ class RuleEntry(_Strict):
     raised_in: str = "API server, at config validation"
     # `arguments` rules are vLLM's argument parser: they read the launch as written, before vLLM
     # resolves anything (a choice the parser rejects never reaches the resolution).
-    stage: Literal["arguments", "validation"] = "validation"
+    stage: Literal["arguments", "validation", "engine"] = "validation"
     note: str | None = None  # e.g. "vLLM's own hint names the wrong flag"
     fix: list[FixOptionEntry] = Field(min_length=1)
 
@@ -89,7 +89,7 @@ class FactEntry(_Strict):
     has_token: str | None = None
     folder_of: str | None = None
     machine: MachineFact | None = None
-    probe: Literal["found", "parses"] | None = None
+    probe: Literal["found", "parses", "json_files"] | None = None
     pick: Literal["first", "min"] = "first"
     reveal: str = "the model's config.json (a local model folder, or the Hugging Face cache)"
 
