@@ -29,6 +29,7 @@ class RuleResult:
     reveal: str | None = None
     note: str | None = None
     raised_by_vllm: bool = False
+    after_validation: bool = False  # the rule's stage is `engine`: vLLM raises it after config validation
 
 
 @dataclass
@@ -119,6 +120,7 @@ def audit(
                     reveal=outcome.reveal if status == "unknown" else None,
                     note=rule.note,
                     raised_by_vllm=was_raised,
+                    after_validation=rule.stage == "engine",
                 )
             )
         plan = plan_fix(cset, fixed, raised)

@@ -54,6 +54,9 @@ class ConstraintResult(_Model):
     reveal: str | None = Field(default=None, description="For unknown: what would reveal the missing value")
     note: str | None = Field(default=None, description="e.g. when vLLM's own hint names the wrong fix")
     raised_by_vllm: bool = Field(default=False, description="This is the rule vLLM reported in the log")
+    after_validation: bool = Field(
+        default=False, description="vLLM raises this rule after its config validation (engine core, workers)"
+    )
 
 
 class Finding(_Model):
