@@ -423,7 +423,7 @@ def _check_with_vllm(args: argparse.Namespace, tokens: list[str]) -> int:
             if args.vllm_version is None and installed in available_versions() and installed != report.version:
                 report = run_check(tokens, args.config_file, installed, args.architecture, machine=_machine(args))
             words = command_words(tokens, args.config_file)
-            report.with_vllm = validate_loop(probe, words, report.version, args.architecture)
+            report.with_vllm = validate_loop(probe, words, report.version, args.architecture, machine=_machine(args))
     except (CommandError, LibraryError, WithVllmError) as exc:
         print(f"logdoctor check: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from logdoctor.library.matcher import Library
     from logdoctor.library.rules import ConstraintSet
     from logdoctor.model import Finding
+    from logdoctor.probe.machine import MachineProbe
 
 PROBE = Path(__file__).resolve().parent / "probe" / "vllm_probe.py"
 # Importing vLLM takes 10-20 s on a quiet machine, and the first launch of an architecture longer: vLLM
@@ -269,6 +270,9 @@ class Round:
     fix_from: str | None = None  # "finding" (the pattern or its rule set) | "rules" (check's own audit)
     predicted_by: list[str] = field(default_factory=list)  # check's unmet rules / parser problems for it
     dropped: list[str] = field(default_factory=list)  # options vLLM took, logdoctor did not know, the fix left out
+    # vLLM's validation accepted the launch, but check's rules of stage `engine` (raised after validation:
+    # the engine core, the workers) are unmet: the launch still fails, later than this probe looks.
+    fails_later: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -287,6 +291,7 @@ class Round:
             "fix_from": self.fix_from,
             "predicted_by": self.predicted_by,
             "dropped": self.dropped,
+            "fails_later": self.fails_later,
         }
 
 
@@ -300,12 +305,12 @@ class WithVllm:
 
     @property
     def accepted(self) -> bool:
-        """vLLM accepted the last command asked about."""
-        return bool(self.rounds) and self.rounds[-1].ok
+        """vLLM accepted the last command asked about, and no rule of check says it fails after validation."""
+        return bool(self.rounds) and self.rounds[-1].ok and not self.rounds[-1].fails_later
 
     @property
     def accepted_original(self) -> bool:
-        return bool(self.rounds) and self.rounds[0].ok
+        return bool(self.rounds) and self.rounds[0].ok and not self.rounds[0].fails_later
 
     @property
     def command(self) -> str | None:
@@ -335,8 +340,10 @@ def validate_loop(
     sets: list[ConstraintSet] | None = None,
     cwd: str | None = None,
     max_rounds: int = MAX_ROUNDS,
+    machine: MachineProbe | None = None,
 ) -> WithVllm:
-    """Ask vLLM about `words` (a whole `vllm serve ...` command), fix what it refuses, ask again."""
+    """Ask vLLM about `words` (a whole `vllm serve ...` command), fix what it refuses, ask again.
+    `machine` probes this machine for the rules vLLM raises after validation (check's own probe)."""
     from logdoctor.api import default_library
     from logdoctor.launch.cmdline import _split_program
     from logdoctor.library.stored import constraint_sets
@@ -353,8 +360,17 @@ def validate_loop(
         round_ = Round(len(result.rounds) + 1, shlex.join(words), answer.ok, answer.seconds)
         result.rounds.append(round_)
         if answer.ok:
-            result.stopped = "vLLM accepted the launch"
-            return result
+            fixed = _after_validation(round_, words, version, architecture, environ, sets, machine)
+            if not round_.fails_later:
+                result.stopped = "vLLM accepted the launch"
+                return result
+            result.stopped = "vLLM's validation accepted the launch; check's rules say it fails after: " + ", ".join(
+                round_.fails_later
+            )
+            if fixed is None or tuple(fixed) in seen or len(result.rounds) >= max_rounds:
+                return result
+            words = fixed
+            continue
         round_.stage, round_.error_type = answer.stage, answer.type
         round_.error, round_.message = _first_lines(answer.message), answer.message
         fixed, why_not = _fix(round_, answer, words, version, architecture, environ, library, sets)
@@ -418,6 +434,35 @@ def _fix(
     if answer.stage != "parser":  # vLLM's parser took every option: one logdoctor's did not know is real
         round_.dropped = [o for o in _unknown_options(problems) if not _mentions(fixed, o)]
     return fixed, ""
+
+
+def _after_validation(
+    round_: Round,
+    words: list[str],
+    version: str,
+    architecture: str | None,
+    environ: dict[str, str],
+    sets: list[ConstraintSet],
+    machine: MachineProbe | None,
+) -> list[str] | None:
+    """For a launch vLLM's validation accepted: check's unmet rules vLLM raises only after it (stage
+    `engine`: the CPU workers' NUMA binding, LoRA on an architecture without it) go in `fails_later`; the
+    command their fix gives, or None."""
+    from logdoctor.audit import audit
+    from logdoctor.check import add_machine_facts, build_config
+    from logdoctor.launch.cmdline import CommandError
+
+    try:
+        config, _problems = build_config(words, None, version, architecture, environ)
+    except CommandError:
+        return None
+    add_machine_facts(config, sets, machine)
+    own = audit(config, sets, version)
+    round_.fails_later = [f"{r.set}: {r.id}" for r in own.unmet if r.after_validation]
+    if not round_.fails_later or not own.after or own.after == own.before:
+        return None
+    round_.fixed_command, round_.fix_from = own.after, "rules"
+    return shlex.split(own.after)
 
 
 def _unknown_options(problems: list[str]) -> list[str]:

@@ -153,6 +153,24 @@ def test_a_launch_vllm_accepts_as_it_is(probe: Probe) -> None:
     assert len(result.rounds) == 1 and result.accepted_original and result.command is None
 
 
+def test_a_launch_validation_accepts_but_check_says_fails_later(probe: Probe) -> None:
+    # the CPU workers' NUMA binding is asserted in the engine core, after validation: check's rule of
+    # stage `engine` says so, and its fix is asked about next
+    one_node = lambda host, port: {"memory_nodes": [0]}  # noqa: E731
+    result = validate_loop(
+        probe, words("vllm serve m --tensor-parallel-size 2"), "0.33.0",
+        environ={"VLLM_TARGET_DEVICE": "cpu"}, machine=one_node,
+    )  # fmt: skip
+    first = result.rounds[0]
+    assert first.ok and [f.rsplit(": ", 1)[1] for f in first.fails_later] == ["numa-node-per-worker"]
+    assert not result.accepted_original and result.accepted
+    assert result.command is not None and result.command.endswith("vllm serve m --tensor-parallel-size 1")
+    # nothing probed: nothing said
+    cpu = {"VLLM_TARGET_DEVICE": "cpu"}
+    unprobed = validate_loop(probe, words("vllm serve m --tensor-parallel-size 2"), "0.33.0", environ=cpu)
+    assert unprobed.accepted_original
+
+
 def test_the_loop_stops_when_no_fix_is_known(probe: Probe) -> None:
     result = validate_loop(probe, words("FAKE_VLLM_REFUSE=1 vllm serve m"), "0.33.0")
     assert len(result.rounds) == 1 and not result.accepted

@@ -33,6 +33,14 @@ def with_vllm_lines(result: WithVllm) -> list[Line]:
         )
     ]
     for r in result.rounds:
+        if r.ok and r.fails_later:
+            said = f"  {r.number}. accepted by vLLM's validation ({r.seconds:.2f} s), but it fails later:"
+            lines.append(text(said, "yellow"))
+            lines += [text(f"     check: {rule} (vLLM raises it after validation)") for rule in r.fails_later]
+            if r.fixed_command is not None:
+                lines.append(text("     fix (from check's rules):"))
+                lines += [[("  ", ""), *line] for line in command_diff(r.command, r.fixed_command)]
+            continue
         if r.ok:
             lines.append(text(f"  {r.number}. accepted ({r.seconds:.2f} s)", "green"))
             continue
@@ -69,6 +77,8 @@ def with_vllm_lines(result: WithVllm) -> list[Line]:
 def summary(result: WithVllm) -> str:
     if result.accepted_original:
         return "vLLM accepted the launch as it is."
+    if not result.accepted and result.rounds and result.rounds[-1].fails_later:
+        return f"vLLM's validation accepted the launch, but it will fail after: {result.stopped}."
     fixes = len(result.rounds) - 1
     if result.accepted:
         return f"vLLM accepted the corrected command after {fixes} fix{'es' if fixes != 1 else ''}: {result.command}"
