@@ -28,6 +28,8 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from logdoctor.audit import Audit
+    from logdoctor.launch.config import LaunchConfig
     from logdoctor.library.matcher import Library
     from logdoctor.library.rules import ConstraintSet
     from logdoctor.model import Finding
@@ -400,10 +402,7 @@ def _fix(
     The finding's own corrected command first (its rule set's, or its pattern's flag change), else the
     one check's rules give for the launch."""
     from logdoctor.api import diagnose_text
-    from logdoctor.audit import audit
-    from logdoctor.check import build_config
     from logdoctor.diagnose import attach_launch_fix
-    from logdoctor.launch.cmdline import CommandError
     from logdoctor.launch.tracker import Launch
 
     why_not = NO_FIX
@@ -413,11 +412,10 @@ def _fix(
     finding = next((f for f in findings if f.primary), findings[0] if findings else None)
     if finding is not None:
         round_.rule, round_.title, round_.fix = finding.rule, finding.title, finding.fix.summary
-    try:
-        config, problems = build_config(words, None, version, architecture, environ)
-    except CommandError:  # e.g. a --config file logdoctor cannot read: vLLM's word is all there is
+    checked = _own_audit(words, version, architecture, environ, sets)
+    if checked is None:  # e.g. a --config file logdoctor cannot read: vLLM's word is all there is
         return None, NO_FIX
-    own = audit(config, sets, version)
+    config, problems, own = checked
     if finding is not None:
         round_.predicted_by = _predicted_by(finding, answer, config, own, problems, sets, version)
         launch = Launch(1, 1, version=version, config=config.copy_deep(), args_line=1)
@@ -446,23 +444,38 @@ def _after_validation(
     machine: MachineProbe | None,
 ) -> list[str] | None:
     """For a launch vLLM's validation accepted: check's unmet rules vLLM raises only after it (stage
-    `engine`: the CPU workers' NUMA binding, LoRA on an architecture without it) go in `fails_later`; the
-    command their fix gives, or None."""
-    from logdoctor.audit import audit
-    from logdoctor.check import add_machine_facts, build_config
-    from logdoctor.launch.cmdline import CommandError
-
-    try:
-        config, _problems = build_config(words, None, version, architecture, environ)
-    except CommandError:
+    `engine`, e.g. the CPU workers' NUMA binding) go in `fails_later`; the command their fix gives, or None."""
+    checked = _own_audit(words, version, architecture, environ, sets, machine)
+    if checked is None:
         return None
-    add_machine_facts(config, sets, machine)
-    own = audit(config, sets, version)
+    own = checked[2]
     round_.fails_later = [f"{r.set}: {r.id}" for r in own.unmet if r.after_validation]
     if not round_.fails_later or not own.after or own.after == own.before:
         return None
     round_.fixed_command, round_.fix_from = own.after, "rules"
     return shlex.split(own.after)
+
+
+def _own_audit(
+    words: list[str],
+    version: str,
+    architecture: str | None,
+    environ: dict[str, str],
+    sets: list[ConstraintSet],
+    machine: MachineProbe | None = None,
+) -> tuple[LaunchConfig, list[str], Audit] | None:
+    """check's own reading of the launch (its config, parser problems and audit), with the machine facts
+    `machine` probes; None when logdoctor cannot read the command (a --config file it cannot open)."""
+    from logdoctor.audit import audit
+    from logdoctor.check import add_machine_facts, build_config
+    from logdoctor.launch.cmdline import CommandError
+
+    try:
+        config, problems = build_config(words, None, version, architecture, environ)
+    except CommandError:
+        return None
+    add_machine_facts(config, sets, machine)
+    return config, problems, audit(config, sets, version)
 
 
 def _unknown_options(problems: list[str]) -> list[str]:
